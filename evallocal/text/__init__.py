@@ -1,0 +1,1 @@
+"""Linguistic processing (spaCy, unidecode) used by the deterministic scorers."""
