@@ -1,0 +1,1 @@
+"""Subcommands of the `evallocal` command line: each module has `register(subparsers)`."""
