@@ -29,6 +29,7 @@ class Record:
     line: int
     value: Mapping | None
     error: str | None = None
+    where: str = "line"  # how messages name the record: "line" (JSONL) or "row" (CSV, Parquet, iterables)
 
 
 def read_jsonl(path: str) -> Iterator[Record]:
@@ -54,22 +55,23 @@ def _is_text_or_messages(value: Any) -> bool:
 
 def to_item(record: Record, fields: FieldMap) -> ScoreItem:
     """The ScoreItem for a well-formed record; InputError naming the line and field otherwise."""
-    value = record.value
+    value, at = record.value, f"{record.where} {record.line}"
     for name in (fields.input, fields.output):
         if name not in value:
-            raise InputError(f"line {record.line}: missing field {name!r} (fields present: {sorted(value)}); "
+            raise InputError(f"{at}: missing field {name!r} (fields present: {sorted(value)}); "
                              f"rename it or pass --input-field/--output-field")
         if not _is_text_or_messages(value[name]):
-            raise InputError(f"line {record.line}: field {name!r} must be a string or a list of messages, "
+            raise InputError(f"{at}: field {name!r} must be a string or a list of messages, "
                              f"got {type(value[name]).__name__}")
     context = value.get(fields.context)
     if context is not None and not (isinstance(context, str) or
                                     (isinstance(context, list) and all(isinstance(c, str) for c in context))):
-        raise InputError(f"line {record.line}: field {fields.context!r} must be a string or a list of strings")
+        raise InputError(f"{at}: field {fields.context!r} must be a string or a list of strings")
     request_context = {"context": [context] if isinstance(context, str) else context} if context is not None else None
     return ScoreItem(input=value[fields.input], output=value[fields.output],
                      ground_truth=value.get(fields.ground_truth), request_context=request_context,
-                     run_id=str(value.get(fields.id, f"line-{record.line}")))
+                     run_id=str(record_id) if (record_id := value.get(fields.id)) not in (None, "")
+                     else f"{record.where}-{record.line}")
 
 
 def chunks(records: Iterable[Record], size: int) -> Iterator[list[Record]]:

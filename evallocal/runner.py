@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from .errors import NotScorable
 from .types import JudgeFailure, Request, ScoreResult
@@ -69,8 +69,13 @@ class _Task:
         self.result = self.scorer.not_scorable(self.item, exc)
 
 
-def run_scorers(items: Sequence["ScoreItem"], scorers: Sequence["Scorer"]) -> list[list[ScoreResult]]:
-    """Score every item with every scorer. Returns results[item_index][scorer_index]."""
+def run_scorers(items: Sequence["ScoreItem"], scorers: Sequence["Scorer"], *,
+                wrap_judge: "Callable[[Judge], Judge] | None" = None) -> list[list[ScoreResult]]:
+    """Score every item with every scorer. Returns results[item_index][scorer_index].
+
+    `wrap_judge` maps each judge to the object that actually answers (e.g. a cache in front of
+    it); grouping stays by the scorer's judge object, so it must map one judge to one wrapper.
+    """
     tasks = [[_Task(scorer, item) for scorer in scorers] for item in items]
     flat = [task for row in tasks for task in row]
     for task in flat:
@@ -85,12 +90,12 @@ def run_scorers(items: Sequence["ScoreItem"], scorers: Sequence["Scorer"]) -> li
         for task in waiting:
             by_judge.setdefault(id(task.ask.judge), []).append(task)
         for group in by_judge.values():
-            _answer_group(group, round_no)
+            _answer_group(group, round_no, wrap_judge)
     return [[task.result for task in row] for row in tasks]
 
 
-def _answer_group(group: list[_Task], round_no: int) -> None:
-    judge = group[0].ask.judge
+def _answer_group(group: list[_Task], round_no: int, wrap_judge=None) -> None:
+    judge = group[0].ask.judge if wrap_judge is None else wrap_judge(group[0].ask.judge)
     requests = [request for task in group for request in task.ask.requests]
     started = time.perf_counter()
     try:

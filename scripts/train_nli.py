@@ -613,7 +613,7 @@ def main(argv=None):
         opt.zero_grad(set_to_none=True)
         step += 1
         train_secs += time.time() - ts
-        run_loss += float(loss)
+        run_loss += loss.item()
         run_n += 1
         if step % 50 == 0:
             say(f"step {step}/{n_steps} loss {run_loss / run_n:.4f} lr {sched.get_last_lr()[0]:.2e} "
