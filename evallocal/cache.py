@@ -38,7 +38,7 @@ CACHE_FILE = "judge-cache.sqlite3"
 KEY_VERSION = 1
 # describe() keys that do not change a judge's answers (left out of cache keys, kept in manifests).
 NON_IDENTITY_KEYS = frozenset({"batch_size", "n_process", "num_threads", "threads", "max_batch_size",
-                               "max_batch_tokens", "cache", "local_path"})
+                               "max_batch_tokens", "cache", "local_path", "batching"})
 _SQL_CHUNK = 500
 
 
@@ -187,9 +187,17 @@ class JudgeCache:
         except sqlite3.DatabaseError as exc:
             raise self._corrupt(exc) from None
 
-    def _corrupt(self, exc: Exception) -> CacheError:
-        error = CacheError(f"the judge cache {self.path} is corrupted or not an SQLite database ({exc}). "
-                           f"{_way_out(self.path)}")
+    def _corrupt(self, exc: Exception | str) -> CacheError:
+        text = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+            error = CacheError(f"the judge cache {self.path} stayed locked by another process for 30 s ({text}). "
+                               f"Wait for the other run, or run with --no-cache.")
+        elif isinstance(exc, sqlite3.OperationalError) and ("unable to open" in text or "readonly" in text):
+            error = CacheError(f"cannot open the judge cache {self.path} for writing ({text}). Set EVALLOCAL_CACHE "
+                               f"to a writable directory, or run with --no-cache.")
+        else:
+            error = CacheError(f"the judge cache {self.path} is corrupted or not an SQLite database ({text}). "
+                               f"{_way_out(self.path)}")
         self.failed = error
         return error
 

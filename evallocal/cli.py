@@ -18,7 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="log verbosity; DEBUG logs every judge batch (default: WARNING)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (score,):
+    from .commands import cache, manifest, models, report
+
+    for module in (score, cache, manifest, report, models):
         module.register(subparsers)
     return parser
 

@@ -45,20 +45,19 @@ def detect_format(path: str | os.PathLike, explicit: str | None, allowed: tuple[
 # --- reading ------------------------------------------------------------------------------------
 
 
-def read_records(path: str | os.PathLike, fmt: str) -> Iterator[Record]:
+def read_records(path: str | os.PathLike, fmt: str, text_fields: tuple[str, ...] = ("input", "output")) -> Iterator[Record]:
+    """`text_fields`: CSV columns whose empty cell is an empty text (other empty cells are absent)."""
     if fmt == "jsonl":
         return read_jsonl(str(path))
     if fmt == "csv":
-        return read_csv(path)
+        return read_csv(path, text_fields)
     if fmt == "parquet":
         return read_parquet(path)
     raise FormatError(f"unknown input format {fmt!r}; choose one of {', '.join(INPUT_FORMATS)}")
 
 
 def _decode_cell(value: str) -> Any:
-    """A CSV cell: JSON lists/objects (messages, context lists) are decoded; empty means absent."""
-    if value == "":
-        return None
+    """A CSV cell: JSON lists/objects (messages, context lists) are decoded."""
     stripped = value.lstrip()
     if stripped[:1] in ("[", "{"):
         try:
@@ -68,9 +67,10 @@ def _decode_cell(value: str) -> Any:
     return value
 
 
-def read_csv(path: str | os.PathLike) -> Iterator[Record]:
+def read_csv(path: str | os.PathLike, text_fields: tuple[str, ...] = ("input", "output")) -> Iterator[Record]:
     """Stream a CSV file with a header row. Rows are numbered from 1 (the header is not counted);
-    a row with a different number of cells than the header is malformed."""
+    a row with a different number of cells than the header is malformed. An empty cell is an
+    empty text in the `text_fields` columns (an empty answer is an answer) and absent elsewhere."""
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.reader(handle)
         try:
@@ -97,7 +97,8 @@ def read_csv(path: str | os.PathLike) -> Iterator[Record]:
                 yield Record(number, None, f"row {number}: expected {len(header)} cells (as in the header), "
                                            f"got {len(cells)}", where="row")
                 continue
-            yield Record(number, {name: _decode_cell(cell) for name, cell in zip(header, cells)}, where="row")
+            yield Record(number, {name: _decode_cell(cell) for name, cell in zip(header, cells)
+                                  if cell != "" or name in text_fields}, where="row")
 
 
 def read_parquet(path: str | os.PathLike, batch_rows: int = PARQUET_BATCH_ROWS) -> Iterator[Record]:
@@ -160,7 +161,7 @@ def _json_default(value: Any) -> Any:
         from dataclasses import asdict
 
         return asdict(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+    return str(value)  # dates, decimals and the like from Parquet columns: as text, never a crash
 
 
 def parquet_schema(scorer_ids: list[str]):

@@ -121,9 +121,23 @@ def describe_judge(judge: Any) -> dict:
                     hashes = directory_hashes(root)
                     description["files_sha256"] = hashes["files"]
                     description["weights_sha256"] = hashes["sha256"]
+        batching = _batching(judge)
+        if batching and "batching" not in description:
+            description["batching"] = batching
         entry = (judge, description)
         _descriptions[id(judge)] = entry
     return entry[1]
+
+
+def _batching(judge: Any) -> dict:
+    """Configured batch sizes (recorded; they do not enter cache keys)."""
+    found = {attr: getattr(judge, attr) for attr in ("batch_size", "n_process", "max_batch_size")
+             if isinstance(getattr(judge, attr, None), int)}
+    batch = getattr(judge, "batch", None)
+    for attr in ("max_items", "max_units"):
+        if isinstance(getattr(batch, attr, None), int):
+            found[attr] = getattr(batch, attr)
+    return found
 
 
 def prompt_hashes(scorer: Any) -> dict:

@@ -149,7 +149,7 @@ def main(argv=None):
     ap.add_argument("--max-val-pairs", type=int, default=1500)
     ap.add_argument("--limit", type=int, help="only the first N items per benchmark (smoke test)")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast (default: float32)")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 

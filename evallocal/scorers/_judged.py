@@ -15,6 +15,7 @@ import asyncio
 import inspect
 import json
 import math
+import os
 import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -28,17 +29,24 @@ REASON_MODES = ("llm", "template", "none")
 # --- judges ------------------------------------------------------------------------------------
 
 
-def resolve_model(model: Any, kind: str, default: Callable[[], Judge]) -> Judge:
-    """The judge for `model`: an instance as is, a NAME|PATH through the model registry, None ->
-    `default()`."""
+def resolve_model(model: Any, kinds: str | Sequence[str], default: Callable[[], Judge]) -> Judge:
+    """The judge for `model`: an instance as is, None -> `default()`, a NAME|PATH through the
+    model registry as the first of `kinds` that the model serves (e.g. hallucination takes an NLI
+    model, else an LLM)."""
     if model is None:
         return default()
     if isinstance(model, Judge):
         return model
-    if isinstance(model, str):
-        from ..models import resolve_judge
+    if isinstance(model, (str, os.PathLike)):
+        from ..models import ModelKindError, resolve_judge
 
-        return resolve_judge(model, kind)
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+        for kind in kinds[:-1]:
+            try:
+                return resolve_judge(model, kind)
+            except ModelKindError:
+                continue
+        return resolve_judge(model, kinds[-1])
     raise TypeError(
         f"model must be a Judge, a model name or path, or None (the embedded default); got {type(model).__name__}"
     )

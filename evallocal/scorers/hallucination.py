@@ -230,7 +230,7 @@ def create_hallucination_scorer(model=None, scale: float = 1, context: Any = Non
     opts = {"scale": scale, "context": context, "get_context": get_context, "reason": reason,
             "nli_threshold": nli_threshold, "per_claim": per_claim}
     opts.update(J.snake_options(options))
-    judge = J.resolve_model(model, "classify_pair", default_hallucination_judge)
+    judge = J.resolve_model(model, ("classify_pair", "generate"), default_hallucination_judge)
     claim_judge = J.resolve_model(claim_model, "generate", J.default_llm) if claim_model is not None else None
     reason_judge = J.resolve_model(reason_model, "generate", J.default_llm) if reason_model is not None else None
     return HallucinationScorer(judge, claim_judge=claim_judge, reason_judge=reason_judge, **opts)
