@@ -29,8 +29,8 @@ from .cache import JudgeCache, CachedJudge
 from .errors import InputError
 from .formats import (INPUT_FORMATS, OUTPUT_FORMATS, count_records, detect_format, dump_line, iter_records,
                       jsonl_to_parquet, read_records)
-from .manifest import (build_manifest, describe_judge, diff, scorer_judges, file_sha256, format_diff, identity, load_manifest, manifest_path,
-                       write_manifest)
+from .manifest import (build_manifest, describe_judge, diff, file_sha256, format_diff, load_manifest, manifest_path,
+                       scorer_judges, write_manifest)
 from .records import FieldMap, Record, chunks, to_item
 from .runner import run_scorers
 from .summary import RunSummary

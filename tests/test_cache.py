@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from evallocal.cache import (CacheError, CachedJudge, JudgeCache, clear_cache, decode, default_cache_dir, encode,
+from evallocal.cache import (CacheError, JudgeCache, clear_cache, decode, default_cache_dir, encode,
                              request_key)
 from evallocal.judges.base import Judge
 from evallocal.runner import run_scorers

@@ -49,7 +49,7 @@ def count_lines(path):
         return 0
 
 
-def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
+def test_ctrl_c_then_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
     rows = 1500
     data = tmp_path / "data.jsonl"
     lines = [json.dumps(row) for row in synthetic_rows(rows)]
@@ -63,14 +63,24 @@ def test_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_path):
 
     out = tmp_path / "out.jsonl"
     command = score_command(data, out, "--chunk-size", "20", "--no-cache")
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 600
-    while count_lines(out) < 300 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    written = count_lines(out)
-    assert 0 < written < rows, f"the run was not killed mid-way ({written} lines)"
+
+    def start_and_stop_after(lines, sig):
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 600
+        while count_lines(out) < lines and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, sig)
+        _, stderr = proc.communicate(timeout=120)
+        written = count_lines(out)
+        assert 0 < written < rows, f"the run was not stopped mid-way ({written} lines)"
+        return proc.returncode, stderr, written
+
+    # Ctrl-C: a clean stop that says how to go on
+    code, stderr, first = start_and_stop_after(200, signal.SIGINT)
+    assert code == 130 and "run the same command again" in stderr
+    # kill -9 of the resumed run
+    code, _, second = start_and_stop_after(first + 200, signal.SIGKILL)
+    assert code == -signal.SIGKILL and second > first
     manifest = json.loads(out.with_name("out.manifest.json").read_text())
     assert manifest["run"]["status"] == "running"
 

@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"\ninterrupted: run the same command again to continue where it stopped "
-              f"(or add --restart to start over)", file=sys.stderr)
+        print("\ninterrupted: run the same command again to continue where it stopped "
+              "(or add --restart to start over)", file=sys.stderr)
         return 130
     finally:
         if cache is not None:
