@@ -91,7 +91,7 @@ class JudgeFailure:
 class Token:
     text: str
     pos: str  # universal POS tag
-    lemma: str
+    lemma: str  # base form for verbs and auxiliaries; other tokens carry their text
 
 
 @dataclass(frozen=True)
