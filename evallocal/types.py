@@ -28,8 +28,9 @@ class ParseRequest:
 class GenerateRequest:
     """Structured generation. Answer: the parsed JSON object, valid against `schema`.
 
-    `messages` is a tuple of (role, content) pairs; `schema` a JSON schema (stored as a
-    canonical JSON string so requests stay hashable and cache keys stable).
+    `messages` is a tuple of (role, content) pairs; `schema` a JSON schema, stored as a JSON
+    string so requests stay hashable and cache keys stable. Key order is kept, not sorted: a
+    constrained decoder generates properties in schema order (e.g. "reason" before "verdict").
     """
 
     messages: tuple[tuple[str, str], ...]
@@ -40,7 +41,7 @@ class GenerateRequest:
     @classmethod
     def build(cls, messages, schema: Mapping, max_new_tokens: int | None = None) -> "GenerateRequest":
         pairs = tuple((m["role"], m["content"]) if isinstance(m, Mapping) else tuple(m) for m in messages)
-        return cls(pairs, json.dumps(schema, sort_keys=True, ensure_ascii=False), max_new_tokens)
+        return cls(pairs, json.dumps(schema, ensure_ascii=False), max_new_tokens)
 
     @property
     def schema(self) -> dict:

@@ -208,3 +208,20 @@ def test_prepare_models_writes_hashes_the_loader_checks(tmp_path):
     (tmp_path / "registry.toml").write_text(text)
     entry = M.load_registry(tmp_path / "registry.toml")["x"]
     assert dict(entry.files) == hashes and entry.note == 'has "quotes"'
+
+
+def test_default_llm_is_the_registry_instance_and_a_gguf_path_is_an_llm(monkeypatch):
+    monkeypatch.delenv("EVALLOCAL_MODELS", raising=False)
+    from evallocal.judges.defaults import default_llm_judge
+    from evallocal.judges.gguf import GGUFLLMJudge
+
+    judge = default_llm_judge()  # resolving does not load the model
+    assert judge is M.resolve_judge("smollm2-135m-instruct", "generate") is default_llm_judge()
+    assert isinstance(judge, GGUFLLMJudge) and judge.kinds == {"generate"}
+    description = judge.describe()
+    assert description["files_sha256"] == {
+        "SmolLM2-135M-Instruct.Q4_1.gguf": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"}
+    gguf = M.entry_folder(M.load_registry()["smollm2-135m-instruct"]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert isinstance(M.resolve_judge(str(gguf), "generate"), GGUFLLMJudge)
+    with pytest.raises(M.ModelKindError, match="GGUF language model"):
+        M.resolve_judge(str(gguf), "classify_pair")

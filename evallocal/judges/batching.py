@@ -38,11 +38,12 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def _free_memory() -> None:
-    gc.collect()
+    """Release what the failed batch held (tracebacks keep tensors alive until collected)."""
     try:
         import torch
 
         if torch.cuda.is_available():
+            gc.collect()
             torch.cuda.empty_cache()
     except Exception:
         pass
