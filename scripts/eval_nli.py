@@ -146,7 +146,7 @@ def main(argv=None):
     ap.add_argument("--threshold", type=float, help="claim support threshold (default: from the model's config, else 0.5)")
     ap.add_argument("--choose-threshold", action="store_true", help="choose it on the nli-train validation split")
     ap.add_argument("--seed", type=int, default=13, help="seed of the training run (defines the validation split)")
-    ap.add_argument("--max-val-pairs", type=int, default=1500)
+    ap.add_argument("--max-val-pairs", type=int, default=1000)
     ap.add_argument("--limit", type=int, help="only the first N items per benchmark (smoke test)")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast (default: float32)")
     ap.add_argument("--threads", type=int, default=1)

@@ -482,6 +482,9 @@ def export(run_dir: Path, dest: Path):
     dest.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(dest, safe_serialization=True)
     tok.save_pretrained(dest)
+    vocab = Path(base_model_path()) / "vocab.txt"  # for WordPiece loaders that want the plain vocabulary
+    if vocab.is_file() and not (dest / "vocab.txt").exists():
+        shutil.copyfile(vocab, dest / "vocab.txt")
     print(f"exported {src} -> {dest}")
 
 
