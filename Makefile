@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
-SCORERS ?= completeness
+SCORERS ?= completeness hallucination answer-relevancy bias
 
 .PHONY: demo test setup
 
