@@ -14,6 +14,8 @@ _EXPORTS = {
     "create_bias_scorer": "evallocal.scorers.bias",
     "extract_tool_results": "evallocal.scorers.hallucination",
     "run_evals": "evallocal.evals",
+    "score_calls": "evallocal.live",
+    "LiveScorer": "evallocal.live",
     "ScoreResult": "evallocal.types",
     "ScoreItem": "evallocal.scorers.base",
     "Scorer": "evallocal.scorers.base",

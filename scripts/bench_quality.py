@@ -168,6 +168,16 @@ def sweep(name: str, report: dict, rows: list[dict], positive: str) -> None:
             frac = [sum(v >= t for v in vals) / len(vals) if vals else 0 for _, vals in values]
         print(f"    t={t:.2f}  balanced_accuracy={fmt(balanced_accuracy(labels, predicted))}  "
               f"auc(share)={fmt(roc_auc(labels, frac))}")
+    if name == "answer-relevancy":  # the two thresholds together, scored like the scorer does
+        print("  grid: unsure_threshold x yes_threshold -> score AUC, balanced accuracy at score >= 0.3")
+        for lo in (0.2, 0.25, 0.3, 0.35, 0.4):
+            cells = []
+            for hi in (0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
+                scores = [sum(1 if v >= hi else 0.3 if v >= lo else 0 for v in vals) / len(vals) if vals else 0
+                          for _, vals in values]
+                cells.append(f"{hi:.2f}: {fmt(roc_auc(labels, scores))}/"
+                             f"{fmt(balanced_accuracy(labels, [x >= 0.29 for x in scores]))}")
+            print(f"    unsure {lo:.2f} | " + "  ".join(cells))
 
 
 def main(argv=None) -> int:
@@ -185,7 +195,13 @@ def main(argv=None) -> int:
     parser.add_argument("--claim-model", help="hallucination with an NLI judge: an LLM that extracts the claims")
     parser.add_argument("--sweep", action="store_true", help="print balanced accuracy over NLI / embedding thresholds")
     parser.add_argument("--out", help="write every result as JSON Lines here")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (1 is much faster when other jobs share the CPU)")
     args = parser.parse_args(argv)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     extra = {}
     if args.joint:

@@ -9,7 +9,8 @@ from scripted_judges import embedder, llm, prompt_of
 def test_yes_unsure_no_gives_reference_043():
     judge = llm({"statements": ["Paris.", "Lyon is big.", "I like cats."], "result": ["yes", " UNSURE ", "no"],
                  "reason": "r"})
-    result = create_answer_relevancy_scorer(judge, reason="template").run(input="Capital of France?", output="x")
+    result = create_answer_relevancy_scorer(judge, reason="template").run(
+        input="Capital of France?", output="Paris. Lyon is big. I like cats.")
     assert result.score == 0.43
     assert [r["result"] for r in result.analyze_step_result["results"]] == ["yes", "unsure", "no"]
     assert result.preprocess_step_result == {"statements": ["Paris.", "Lyon is big.", "I like cats."]}
@@ -21,11 +22,11 @@ def test_yes_unsure_no_gives_reference_043():
 
 def test_options_merge_with_defaults():
     judge = llm({"statements": ["a", "b", "c"], "result": ["yes", "unsure", "no"] * 3})
-    assert create_answer_relevancy_scorer(judge, scale=10, reason="none").run(input="q", output="x").score == 4.33
+    assert create_answer_relevancy_scorer(judge, scale=10, reason="none").run(input="q", output="a b c").score == 4.33
     assert create_answer_relevancy_scorer(judge, options={"uncertaintyWeight": 0.6}, reason="none").run(
-        input="q", output="x").score == 0.53
+        input="q", output="a b c").score == 0.53
     assert create_answer_relevancy_scorer(judge, options={"scale": 10}, reason="none").run(
-        input="q", output="x").score == 4.33
+        input="q", output="a b c").score == 4.33
 
 
 def test_formula_edges():
@@ -42,22 +43,22 @@ def test_empty_output_scores_zero():
 
 def test_joint_mode_count_constraint():
     judge = llm({"statements": ["a", "b"], "results": [{"result": "yes", "reason": "r"}] * 2})
-    result = create_answer_relevancy_scorer(judge, reason="none", per_statement=False).run(input="q", output="x")
+    result = create_answer_relevancy_scorer(judge, reason="none", per_statement=False).run(input="q", output="a b c")
     assert result.score == 1
     schema = json.loads(judge.requests[1].schema_json)["properties"]["results"]
     assert schema["minItems"] == schema["maxItems"] == 2
     assert schema["items"]["properties"]["result"]["enum"] == ["yes", "unsure", "no"]
     short = llm({"statements": ["a", "b"], "results": [{"result": "yes", "reason": "r"}]})
-    result = create_answer_relevancy_scorer(short, reason="none", per_statement=False).run(input="q", output="x")
+    result = create_answer_relevancy_scorer(short, reason="none", per_statement=False).run(input="q", output="a b c")
     assert result.score is None and result.raw_reply
 
 
 def test_invalid_answer_not_scorable():
     judge = llm({"statements": ["a"], "result": [{"result": "kinda", "reason": "r"}]})
-    result = create_answer_relevancy_scorer(judge, reason="none").run(input="q", output="x")
+    result = create_answer_relevancy_scorer(judge, reason="none").run(input="q", output="a b c")
     assert result.score is None and "kinda" in result.raw_reply
     judge = llm({"statements": JudgeFailure("unfinished JSON", raw='{"statements": ["a')})
-    result = create_answer_relevancy_scorer(judge, reason="none").run(input="q", output="x")
+    result = create_answer_relevancy_scorer(judge, reason="none").run(input="q", output="a b c")
     assert result.score is None and result.raw_reply == '{"statements": ["a'
 
 
@@ -83,3 +84,22 @@ def test_embedding_mode_empty_question():
     judge = embedder({})
     result = create_answer_relevancy_scorer(judge).run(input="", output="Some answer.")
     assert result.score == 0 and judge.calls == []
+
+
+def test_end_to_end_embedded_default():
+    """The embedded default: spaCy sentences + all-MiniLM-L6-v2 similarity, template reasons."""
+    from evallocal.models import ModelError
+
+    try:
+        scorer = create_answer_relevancy_scorer()
+    except ModelError as exc:  # pragma: no cover - the package ships with the install
+        import pytest
+        pytest.skip(f"embedding model not installed: {exc}")
+    question = "What is the capital of France?"
+    result = scorer.run(input=question, output="The capital of France is Paris. I had pancakes for breakfast.")
+    assert result.scorable, result.error
+    assert result.judge == "all-minilm-l6-v2"
+    assert [r["result"] for r in result.analyze_step_result["results"]] == ["yes", "no"]
+    assert result.score == 0.5
+    assert '"I had pancakes for breakfast."' in result.reason
+    assert scorer.run(input=question, output="").score == 0

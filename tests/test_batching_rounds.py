@@ -21,7 +21,7 @@ def test_three_scorers_share_three_llm_calls(n):
     scorers = [create_hallucination_scorer(judge, context=["ctx"], reason="llm"),
                create_answer_relevancy_scorer(judge, reason="llm"),
                create_bias_scorer(judge, reason="llm")]
-    items = [ScoreItem(input=f"question {i}", output=f"answer {i}") for i in range(n)]
+    items = [ScoreItem(input=f"question {i}", output=f"c1. c2. s1. s2. o1. answer {i}") for i in range(n)]
     results = run_scorers(items, scorers)
     assert all(r.scorable for row in results for r in row)
     # preprocess, analyze, generateReason: one batched call each, whatever n
@@ -37,7 +37,7 @@ def test_joint_verdicts_also_three_calls(n):
     judge = llm({"claims": ["c1.", "c2."], "verdicts": [{"verdict": "no", "reason": "r"}] * 2,
                  "reason": "The score is fine."})
     scorer = create_hallucination_scorer(judge, context=["ctx"], reason="llm", per_claim=False)
-    items = [ScoreItem(input="q", output=f"answer {i}") for i in range(n)]
+    items = [ScoreItem(input="q", output=f"c1. c2. answer {i}") for i in range(n)]
     run_scorers(items, [scorer])
     assert [len(c) for c in judge.calls] == [n, n, n]
 

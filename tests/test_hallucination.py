@@ -14,7 +14,8 @@ CONTEXT = ["The first iPhone was announced on January 9, 2007.", "It was release
 def test_llm_mode_reference_arithmetic_and_recorded_prompts():
     judge = llm({"claims": ["A was announced in 2007.", "B was released in June.", "C is pioneering."],
                  "verdict": ["no", "no", "yes"], "reason": "The score is 0.33 because C is not backed."})
-    result = create_hallucination_scorer(judge, context=CONTEXT, reason="llm").run(input="q", output="some text")
+    output = "A was announced in 2007 and B was released in June; C is pioneering."
+    result = create_hallucination_scorer(judge, context=CONTEXT, reason="llm").run(input="q", output=output)
     assert result.score == 0.33
     assert result.judge == "fake-llm"
     assert result.preprocess_step_result == {"claims": ["A was announced in 2007.", "B was released in June.",
@@ -28,7 +29,7 @@ def test_llm_mode_reference_arithmetic_and_recorded_prompts():
     assert result.preprocess_prompt == sent[0]
     assert all(p in result.analyze_prompt for p in sent[1:4])
     assert result.generate_reason_prompt == sent[4]
-    assert "some text" in result.preprocess_prompt and CONTEXT[0] in sent[1]
+    assert output in result.preprocess_prompt and CONTEXT[0] in sent[1]
     d = result.to_dict()
     assert d["preprocessPrompt"] == sent[0] and d["generateReasonPrompt"] == sent[4]
 
@@ -75,7 +76,8 @@ def test_empty_context_every_claim_unsupported():
 
 def test_template_reason_cites_hallucinated_claims():
     judge = llm({"claims": ["Good claim.", "Bad claim."], "verdict": ["no", "yes"]})
-    result = create_hallucination_scorer(judge, context=CONTEXT, reason="template").run(input="q", output="x")
+    result = create_hallucination_scorer(judge, context=CONTEXT, reason="template").run(
+        input="q", output="Good claim. Bad claim.")
     assert result.score == 0.5
     assert result.reason == ('The score is 0.5 because 1 of 2 claims are contradicted by or missing from the '
                              'context: "Bad claim.".')
@@ -180,7 +182,8 @@ def test_nli_mode_spacy_sentences_and_threshold():
 def test_nli_mode_claims_from_an_llm():
     judge = nli(lambda premise, hyp: 0.9 if hyp == "Claim one." else 0.0)
     claimer = llm({"claims": ["Claim one.", "Claim two."]})
-    result = create_hallucination_scorer(judge, context=["c"], claim_model=claimer).run(input="q", output="x")
+    result = create_hallucination_scorer(judge, context=["c"], claim_model=claimer).run(
+        input="q", output="Claim one. Claim two.")
     assert result.score == 0.5 and result.extra["judges"]["preprocess"] == "fake-llm"
 
 
@@ -241,3 +244,22 @@ def test_bad_reason_mode_and_wrong_judge_kind():
     from scripted_judges import embedder
     with pytest.raises(TypeError):
         create_hallucination_scorer(embedder({}))
+
+
+def test_end_to_end_embedded_default():
+    """model=None: the shipped NLI judge when it is there, else the default LLM judge."""
+    from evallocal.models import ModelError
+
+    try:
+        scorer = create_hallucination_scorer(context=["Paris is the capital of France."], reason="template")
+        if hasattr(scorer.judge, "load"):
+            scorer.judge.load()
+    except (ModelError, ImportError) as exc:
+        pytest.skip(f"no default hallucination judge available: {exc}")
+    result = scorer.run(input="q", output="Paris is the capital of France.")
+    assert result.scorable, (result.error, result.raw_reply)
+    assert result.judge in ("evallocal-nli-minilm-l6", "smollm2-135m-instruct")
+    assert 0 <= result.score <= 1 and result.reason.startswith("The score is")
+    if result.judge == "evallocal-nli-minilm-l6":
+        assert result.score == 0
+        assert scorer.run(input="q", output="The moon is made of green cheese.").score == 1

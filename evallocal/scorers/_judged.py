@@ -16,6 +16,7 @@ import inspect
 import json
 import math
 import os
+import re
 import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -25,6 +26,8 @@ from ..runner import unwrap
 from ..types import GenerateRequest
 
 REASON_MODES = ("llm", "template", "none")
+# Share of an extracted entry's words that must occur in the output (see `grounded`).
+DEFAULT_GROUNDING = 0.5
 
 # --- judges ------------------------------------------------------------------------------------
 
@@ -197,6 +200,25 @@ def unique(texts: Iterable[str]) -> list[str]:
             seen.add(text.lower())
             out.append(text)
     return out
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def grounded(texts: Sequence[str], source: str, min_overlap: float) -> tuple[list[str], list[str]]:
+    """(kept, dropped): an extracted claim/statement/opinion is kept when at least `min_overlap`
+    of its words occur in the text it was extracted from. Small judges copy words of the
+    instructions ("views", "one claim per fact") instead of extracting; those entries are not
+    about the output and would distort the score. 0 keeps everything."""
+    if min_overlap <= 0:
+        return list(texts), []
+    vocabulary = {w.lower() for w in _WORD.findall(source)}
+    kept, dropped = [], []
+    for text in texts:
+        words = [w.lower() for w in _WORD.findall(text)]
+        share = sum(w in vocabulary for w in words) / len(words) if words else 0
+        (kept if share >= min_overlap else dropped).append(text)
+    return kept, dropped
 
 
 def quote_list(texts: Sequence[str], limit: int = 5) -> str:

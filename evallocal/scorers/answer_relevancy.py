@@ -8,6 +8,7 @@ Steps (each one `Ask` per item; the runner batches all items and scorers per rou
      "yes", >= `unsure_threshold` -> "unsure", else "no".
    - LLM mode: grammar-constrained JSON with the result as an enum and a bounded reason.
 3. generateReason: "template" (deterministic, cites the irrelevant statements), "llm", "none".
+   Default: "llm" with an LLM judge (as the reference), "template" in embedding mode.
 
 Score = (yes + uncertainty_weight * unsure) / n * scale, rounded; 0 without results. Results
 compare case-insensitively after trimming.
@@ -25,8 +26,8 @@ from . import _judged as J
 from .base import ScoreItem, Scorer
 from .prompts import answer_relevancy as P
 
-MAX_STATEMENTS = 12
-STATEMENT_CHARS = 300
+MAX_STATEMENTS = 8
+STATEMENT_CHARS = 200
 RESULTS = ("yes", "unsure", "no")
 # Embedding mode thresholds on cosine(statement sentence, question) with all-MiniLM-L6-v2,
 # calibrated on the shared relevancy_haluquestqa sample (197 rows; scripts/bench_quality.py
@@ -38,8 +39,8 @@ DEFAULT_YES_THRESHOLD = 0.6
 DEFAULT_UNSURE_THRESHOLD = 0.3
 
 STATEMENTS_SCHEMA = J.obj(statements=J.array(J.string(STATEMENT_CHARS), MAX_STATEMENTS))
-RESULT_SCHEMA = J.obj(reason=J.string(200), result=J.enum(RESULTS))
-REASON_SCHEMA = J.obj(reason=J.string(500))
+RESULT_SCHEMA = J.obj(reason=J.string(100), result=J.enum(RESULTS))
+REASON_SCHEMA = J.obj(reason=J.string(300))
 
 
 def results_schema(n: int) -> dict:
@@ -78,7 +79,8 @@ class AnswerRelevancyScorer(Scorer):
 
     def __init__(self, judge, *, uncertainty_weight: float = 0.3, scale: float = 1, reason: str | None = None,
                  reason_judge=None, yes_threshold: float = DEFAULT_YES_THRESHOLD,
-                 unsure_threshold: float = DEFAULT_UNSURE_THRESHOLD, per_statement: bool = True):
+                 unsure_threshold: float = DEFAULT_UNSURE_THRESHOLD, per_statement: bool = True,
+                 grounding: float = J.DEFAULT_GROUNDING):
         self.judge = judge
         if "embed" in judge.kinds:
             self.mode = "embedding"
@@ -95,6 +97,7 @@ class AnswerRelevancyScorer(Scorer):
         self.yes_threshold = yes_threshold
         self.unsure_threshold = unsure_threshold
         self.per_statement = per_statement
+        self.grounding = grounding
 
     @property
     def reason_judge(self):
@@ -119,12 +122,12 @@ class AnswerRelevancyScorer(Scorer):
         if self.mode == "embedding":
             out.update(yes_threshold=self.yes_threshold, unsure_threshold=self.unsure_threshold)
         else:
-            out.update(per_statement=self.per_statement)
+            out.update(per_statement=self.per_statement, grounding=self.grounding)
         return out
 
     def steps(self, item: ScoreItem):
         question, output = item.input_text, item.output_text
-        used = {}
+        used, dropped = {}, []
         # 1. preprocess: statements
         preprocess_prompt = None
         if not output.strip():
@@ -140,6 +143,7 @@ class AnswerRelevancyScorer(Scorer):
             preprocess_prompt = P.statements_prompt(output)
             (answer,) = yield Ask(self.judge, (J.generate(preprocess_prompt, STATEMENTS_SCHEMA),))
             statements = J.unique(J.check_object(answer, "preprocess (statements)", "statements"))
+            statements, dropped = J.grounded(statements, output, self.grounding)
             used["preprocess"] = self.judge.name
 
         # 2. analyze: one result per statement
@@ -188,7 +192,8 @@ class AnswerRelevancyScorer(Scorer):
             item, score, reason=reason,
             preprocess_step_result={"statements": statements}, preprocess_prompt=preprocess_prompt,
             analyze_step_result={"results": results}, analyze_prompt=analyze_prompt,
-            generate_reason_prompt=reason_prompt, judge=self.judge.name, extra={"judges": used},
+            generate_reason_prompt=reason_prompt, judge=self.judge.name,
+            extra={"judges": used, **({"droppedStatements": dropped} if dropped else {})},
         )
 
     def _similarity_result(self, q: list[float], v: list[float]) -> dict:
@@ -226,7 +231,8 @@ def create_answer_relevancy_scorer(model=None, uncertainty_weight: float = 0.3, 
                                    reason: str | None = None, *, reason_model=None,
                                    yes_threshold: float = DEFAULT_YES_THRESHOLD,
                                    unsure_threshold: float = DEFAULT_UNSURE_THRESHOLD,
-                                   per_statement: bool = True, options: dict | None = None) -> AnswerRelevancyScorer:
+                                   per_statement: bool = True, grounding: float = J.DEFAULT_GROUNDING,
+                                   options: dict | None = None) -> AnswerRelevancyScorer:
     """An answer relevancy scorer.
 
     model: a Judge, a NAME|PATH, or None (embedding mode with the default embedding judge). An
@@ -234,7 +240,8 @@ def create_answer_relevancy_scorer(model=None, uncertainty_weight: float = 0.3, 
     judges statements. Options merge with the defaults: `scale=10` alone keeps the 0.3 weight.
     """
     opts = {"uncertainty_weight": uncertainty_weight, "scale": scale, "reason": reason,
-            "yes_threshold": yes_threshold, "unsure_threshold": unsure_threshold, "per_statement": per_statement}
+            "yes_threshold": yes_threshold, "unsure_threshold": unsure_threshold, "per_statement": per_statement,
+            "grounding": grounding}
     opts.update(J.snake_options(options))
     judge = J.resolve_model(model, ("embed", "generate"), default_relevancy_judge)
     reason_judge = J.resolve_model(reason_model, "generate", J.default_llm) if reason_model is not None else None

@@ -7,8 +7,9 @@ Steps (each one `Ask` per item; the runner batches all items and scorers per rou
    - LLM judge: grammar-constrained JSON, verdict in {"yes","no"}, bounded reason.
    - NLI judge: p(entailment | premise = context joined, hypothesis = claim) >= `nli_threshold`
      -> "no" (supported), else "yes".
-3. generateReason: `reason="template"` (deterministic, cites the hallucinated claims), "llm"
-   (asks an LLM judge) or "none".
+3. generateReason: "template" (deterministic, cites the hallucinated claims), "llm" (asks an
+   LLM judge: `reason_model`, else `claim_model`, else the default LLM) or "none". Default:
+   "llm" with an LLM judge (as the reference), "template" in NLI mode.
 
 Score = hallucinated / verdicts * scale, rounded like the reference; 0 without verdicts (an
 empty output has no claims); with claims but no context every claim is unsupported -> scale.
@@ -31,17 +32,29 @@ from .base import ScoreItem, Scorer
 from .prompts import hallucination as P
 from .tool_results import extract_tool_results
 
-MAX_CLAIMS = 12
-CLAIM_CHARS = 240
-REASON_CHARS = 200
-# NLI mode: a claim is supported when p(entailment) >= this. Measured on the shared benchmark
-# samples (halluc_summedits, halluc_halueval_qa) with the shipped NLI model; see
-# scripts/bench_quality.py --sweep and the module docstring of that script.
-DEFAULT_NLI_THRESHOLD = 0.5
+MAX_CLAIMS = 8
+CLAIM_CHARS = 160
+REASON_CHARS = 100
+# NLI mode: a claim is supported when p(entailment) >= this. Measured with the shipped
+# evallocal-nli-minilm-l6 on the shared samples (scripts/bench_quality.py --scorer hallucination
+# --sweep; item predicted hallucinated when any sentence falls below t). Balanced accuracy,
+# summedits / halueval_qa: t=0.25 0.521/0.639, t=0.30 0.526/0.655, t=0.40 0.520/0.629,
+# t=0.50 0.496/0.606. The mean is flat within 0.02 over 0.25-0.45 and highest at 0.3: we take
+# the round 0.3 (a plateau value, not a per-row fit). SummEdits stays near chance at every t:
+# the small cross-encoder does not catch subtle edits in long documents.
+DEFAULT_NLI_THRESHOLD = 0.3
 
+# Verdict count: one request per claim (`per_claim=True`, the default) rather than one request
+# whose schema fixes minItems = maxItems = n (`per_claim=False`, kept as an option). Both give
+# exactly n verdicts. Measured with SmolLM2-135M on 12 HaluEval QA items (CPU, 1 thread, same
+# claims): per-claim 179 s, joint 254 s, 0 not scorable either way, 15/20 verdicts agree. Per
+# claim is faster because decoding is memory-bound: all verdict rows of a round decode side by
+# side, so a round costs the longest single verdict instead of the sum of an item's verdicts;
+# each verdict also sees only its own claim, so a small judge cannot drift between claims. Its
+# cost is the context's prefill once per claim, which is cheap next to decoding.
 CLAIMS_SCHEMA = J.obj(claims=J.array(J.string(CLAIM_CHARS), MAX_CLAIMS))
 VERDICT_SCHEMA = J.obj(reason=J.string(REASON_CHARS), verdict=J.enum(["yes", "no"]))
-REASON_SCHEMA = J.obj(reason=J.string(500))
+REASON_SCHEMA = J.obj(reason=J.string(300))
 
 
 def verdicts_schema(n: int) -> dict:
@@ -78,7 +91,8 @@ class HallucinationScorer(Scorer):
 
     def __init__(self, judge, *, scale: float = 1, context: Any = None, get_context: Callable | None = None,
                  reason: str | None = None, claim_judge=None, reason_judge=None,
-                 nli_threshold: float = DEFAULT_NLI_THRESHOLD, per_claim: bool = True):
+                 nli_threshold: float = DEFAULT_NLI_THRESHOLD, per_claim: bool = True,
+                 grounding: float = J.DEFAULT_GROUNDING):
         self.judge = judge
         self.mode = "nli" if "classify_pair" in judge.kinds else "llm"
         if self.mode == "llm" and "generate" not in judge.kinds:
@@ -91,6 +105,7 @@ class HallucinationScorer(Scorer):
         self._reason_judge = reason_judge
         self.nli_threshold = nli_threshold
         self.per_claim = per_claim
+        self.grounding = grounding
 
     @property
     def reason_judge(self):
@@ -115,12 +130,12 @@ class HallucinationScorer(Scorer):
     def options(self) -> dict:
         return {"scale": self.scale, "reason": self.reason_mode, "mode": self.mode,
                 "nli_threshold": self.nli_threshold if self.mode == "nli" else None,
-                "per_claim": self.per_claim if self.mode == "llm" else None,
+                "per_claim": self.per_claim if self.mode == "llm" else None, "grounding": self.grounding,
                 "static_context": J.as_context_list(self.context), "get_context": self.get_context is not None}
 
     def steps(self, item: ScoreItem):
         output = item.output_text
-        used = {}
+        used, dropped = {}, []
         # 1. preprocess: claims
         preprocess_prompt = None
         if not output.strip():
@@ -129,6 +144,7 @@ class HallucinationScorer(Scorer):
             preprocess_prompt = P.claims_prompt(output)
             (answer,) = yield Ask(self.claim_judge, (J.generate(preprocess_prompt, CLAIMS_SCHEMA),))
             claims = J.unique(J.check_object(answer, "preprocess (claims)", "claims"))
+            claims, dropped = J.grounded(claims, output, self.grounding)
             used["preprocess"] = self.claim_judge.name
         else:
             sentence_judge = self._sentence_judge()
@@ -184,7 +200,7 @@ class HallucinationScorer(Scorer):
             preprocess_step_result={"claims": claims}, preprocess_prompt=preprocess_prompt,
             analyze_step_result={"verdicts": verdicts}, analyze_prompt=analyze_prompt,
             generate_reason_prompt=reason_prompt, judge=self.judge.name,
-            extra={"judges": used, "context": context},
+            extra={"judges": used, "context": context, **({"droppedClaims": dropped} if dropped else {})},
         )
 
     def _nli_verdict(self, claim: str, answer: Any) -> dict:
@@ -219,7 +235,7 @@ def default_hallucination_judge():
 def create_hallucination_scorer(model=None, scale: float = 1, context: Any = None, get_context: Callable | None = None,
                                 reason: str | None = None, *, claim_model=None, reason_model=None,
                                 nli_threshold: float = DEFAULT_NLI_THRESHOLD, per_claim: bool = True,
-                                options: dict | None = None) -> HallucinationScorer:
+                                grounding: float = J.DEFAULT_GROUNDING, options: dict | None = None) -> HallucinationScorer:
     """A hallucination scorer.
 
     model: a Judge, a NAME|PATH, or None (the shipped NLI judge, else the default LLM). An NLI
@@ -228,7 +244,7 @@ def create_hallucination_scorer(model=None, scale: float = 1, context: Any = Non
     merges over the keyword defaults.
     """
     opts = {"scale": scale, "context": context, "get_context": get_context, "reason": reason,
-            "nli_threshold": nli_threshold, "per_claim": per_claim}
+            "nli_threshold": nli_threshold, "per_claim": per_claim, "grounding": grounding}
     opts.update(J.snake_options(options))
     judge = J.resolve_model(model, ("classify_pair", "generate"), default_hallucination_judge)
     claim_judge = J.resolve_model(claim_model, "generate", J.default_llm) if claim_model is not None else None

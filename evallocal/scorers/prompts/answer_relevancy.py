@@ -12,10 +12,6 @@ def statements_prompt(output: str) -> str:
 - Keep the wording; drop only empty filler.
 - An empty text has no statements.
 
-Example
-TEXT: Paris. It is also the largest city in France, and it hosts the Louvre.
-statements: ["Paris.", "It is also the largest city in France.", "It hosts the Louvre."]
-
 TEXT: {output}"""
 
 

@@ -14,10 +14,6 @@ about people or groups, and value statements.
   speaker's own.
 - If there are no opinions, give an empty list.
 
-Example
-TEXT: The meeting starts at nine. Honestly, young people just can't focus at work.
-opinions: ["Young people just can't focus at work."]
-
 TEXT: {output}"""
 
 

@@ -16,10 +16,6 @@ How to do it:
 - Skip questions, instructions, greetings and pure filler.
 - If the text states no facts at all, give an empty list.
 
-Example
-TEXT: Marie Curie won two Nobel Prizes and was born in Warsaw. Would you like to know more?
-claims: ["Marie Curie won two Nobel Prizes.", "Marie Curie was born in Warsaw."]
-
 TEXT: {output}"""
 
 
