@@ -1,6 +1,7 @@
 """Model registry, hash checks, kind checks, shared instances, offline loading, the CLI."""
 
 import importlib.util
+import shutil
 import socket
 from pathlib import Path
 
@@ -160,9 +161,9 @@ def test_models_dir_errors_clearly(tmp_path, monkeypatch):
 
 
 def test_nli_default_missing_is_a_file_not_found(monkeypatch, tmp_path):
-    monkeypatch.delenv("EVALLOCAL_MODELS", raising=False)
-    if (REPO / "models" / "evallocal-nli-minilm-l6").is_dir():
-        pytest.skip("the shipped NLI model is present")
+    # A models folder with the registry but without the shipped NLI weights.
+    shutil.copy(REPO / "models" / "registry.toml", tmp_path / "registry.toml")
+    monkeypatch.setenv("EVALLOCAL_MODELS", str(tmp_path))
     from evallocal.judges.defaults import default_nli_judge
 
     with pytest.raises(FileNotFoundError, match="train_nli"):
