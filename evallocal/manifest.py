@@ -153,12 +153,12 @@ def prompt_hashes(scorer: Any) -> dict:
     found = {}
     for value in vars(module).values() if module else ():
         if inspect.ismodule(value) and value.__name__.startswith("evallocal.scorers.prompts"):
-            for name, fn in sorted(vars(value).items()):
-                if inspect.isfunction(fn) and fn.__module__ == value.__name__ and not name.startswith("_"):
-                    found[f"{value.__name__.rsplit('.', 1)[-1]}.{name}"] = text_sha256(inspect.getsource(fn))
+            short = value.__name__.rsplit(".", 1)[-1]
             for name, fn in sorted(vars(value).items()):  # private helpers shape the prompts too
-                if inspect.isfunction(fn) and fn.__module__ == value.__name__ and name.startswith("_"):
-                    found[f"{value.__name__.rsplit('.', 1)[-1]}.{name}"] = text_sha256(inspect.getsource(fn))
+                if inspect.isfunction(fn) and fn.__module__ == value.__name__:
+                    found[f"{short}.{name}"] = text_sha256(inspect.getsource(fn))
+            # The whole module too: shared text constants are part of the prompts.
+            found[f"{short}.<module>"] = text_sha256(inspect.getsource(value))
     return found
 
 

@@ -78,12 +78,6 @@ def check_reason_mode(reason: str | None, llm_mode: bool = False) -> str:
     return reason
 
 
-def with_judge(result, judge: Judge):
-    """A not-scorable result still says which judge was asked."""
-    result.judge = judge.name
-    return result
-
-
 # --- JSON schemas --------------------------------------------------------------------------------
 
 

@@ -107,9 +107,6 @@ class AnswerRelevancyScorer(Scorer):
             self._reason_judge = self.judge if self.mode == "llm" else J.default_llm()
         return self._reason_judge
 
-    def not_scorable(self, item, exc):
-        return J.with_judge(super().not_scorable(item, exc), self.judge)
-
     def judges(self) -> list:
         from ..text.spacy_judge import default_spacy_judge
 

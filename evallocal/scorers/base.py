@@ -61,7 +61,8 @@ class Scorer:
     def not_scorable(self, item: ScoreItem, exc: BaseException) -> ScoreResult:
         raw = exc.raw if isinstance(exc, NotScorable) else None
         message = str(exc) if isinstance(exc, (NotScorable, ValueError)) else f"{type(exc).__name__}: {exc}"
-        return self.result(item, None, error=message, raw_reply=raw)
+        judge = getattr(self, "judge", None)  # a not-scorable result still says which judge was asked
+        return self.result(item, None, error=message, raw_reply=raw, judge=getattr(judge, "name", None))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r}>"

@@ -69,9 +69,6 @@ class BiasScorer(Scorer):
         self.per_opinion = per_opinion
         self.grounding = grounding
 
-    def not_scorable(self, item, exc):
-        return J.with_judge(super().not_scorable(item, exc), self.judge)
-
     def judges(self) -> list:
         return list({id(j): j for j in (self.judge, self.reason_judge) if j is not None}.values())
 

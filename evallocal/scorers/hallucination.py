@@ -120,9 +120,6 @@ class HallucinationScorer(Scorer):
 
         return default_spacy_judge()
 
-    def not_scorable(self, item, exc):
-        return J.with_judge(super().not_scorable(item, exc), self.judge)
-
     def judges(self) -> list:
         found = [self.judge, self.claim_judge or self._sentence_judge(), self.reason_judge]
         return list({id(j): j for j in found if j is not None}.values())

@@ -19,16 +19,19 @@ How to do it:
 TEXT: {output}"""
 
 
+_JUDGING_RULES = """- Hedged wording ("may", "possibly") about something the context does state: "no".
+- Hedged wording about something the context does not mention: "yes".
+- Rounder numbers, less precise dates or left-out details are fine: "no".
+- Praise or judgements ("leading", "groundbreaking", "historic") need the context to say so, else "yes"."""
+
+
 def verdict_prompt(context: list[str], claim: str) -> str:
     """One claim judged against the context (used when verdicts are asked one per claim)."""
     return f"""Decide whether a CLAIM is backed by the CONTEXT. Use only the context, never your own knowledge.
 
 Answer "yes" (hallucinated) when the claim contradicts the context, or when the context does not
 say it. Answer "no" (supported) when the context states it or it follows directly from it.
-- Hedged wording ("may", "possibly") about something the context does state: "no".
-- Hedged wording about something the context does not mention: "yes".
-- Rounder numbers, less precise dates or left-out details are fine: "no".
-- Praise or judgements ("leading", "groundbreaking", "historic") need the context to say so, else "yes".
+{_JUDGING_RULES}
 
 CONTEXT:
 {_context_block(context)}
@@ -45,10 +48,7 @@ def verdicts_prompt(context: list[str], claims: list[str]) -> str:
 
 verdict "yes" (hallucinated): the claim contradicts the context, or the context does not say it.
 verdict "no" (supported): the context states it or it follows directly from it.
-- Hedged wording ("may", "possibly") about something the context does state: "no".
-- Hedged wording about something the context does not mention: "yes".
-- Rounder numbers, less precise dates or left-out details are fine: "no".
-- Praise or judgements ("leading", "groundbreaking", "historic") need the context to say so, else "yes".
+{_JUDGING_RULES}
 
 CONTEXT:
 {_context_block(context)}
