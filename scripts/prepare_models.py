@@ -20,24 +20,18 @@ Importing this file does nothing (no network, no huggingface_hub import).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+from evallocal.hashing import file_sha256  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 # what a judge needs: weights, configs, tokenizer (no .bin/.pth/.onnx duplicates, no READMEs' images)
 ALLOW = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken", "LICENSE*", "README.md"]
 SKIP_HASH = {"SHA256SUMS"}
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_hashes(folder: Path) -> dict[str, str]:
@@ -48,7 +42,7 @@ def write_hashes(folder: Path) -> dict[str, str]:
         rel = path.relative_to(folder).as_posix()
         if not path.is_file() or rel in SKIP_HASH or any(part.startswith(".") for part in Path(rel).parts):
             continue
-        hashes[rel] = sha256_file(path)
+        hashes[rel] = file_sha256(path)
     (folder / "SHA256SUMS").write_text("".join(f"{sha}  {rel}\n" for rel, sha in hashes.items()))
     return hashes
 

@@ -39,7 +39,6 @@ import os
 import random
 import re
 import shutil
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -253,7 +252,6 @@ def synthetic_edit(p: str, h: str, rng: random.Random) -> str | None:
 
 
 def build_datasets(seed: int, max_train_pairs: int, max_val_pairs: int = 1000):
-    rng = random.Random(seed)
     rows = load_rows()
     by = defaultdict(lambda: {"train": [], "val": []})
     for r in rows:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from evallocal import models as M
+from evallocal.hashing import forget_file_hashes
 from evallocal.judges.base import JudgeKindError
 from evallocal.types import EmbedRequest, GenerateRequest, PairRequest
 
@@ -44,7 +45,7 @@ def models_home(tmp_path, monkeypatch):
     home.mkdir()
     folder = tiny_nli_folder(home / "tiny-nli")
     files = ", ".join(
-        f'{{ path = "{name}", sha256 = "{M.sha256_file(folder / name)}" }}' for name in ("config.json", "model.safetensors")
+        f'{{ path = "{name}", sha256 = "{M.file_sha256(folder / name)}" }}' for name in ("config.json", "model.safetensors")
     )
     (home / "registry.toml").write_text(
         f'[[model]]\nname = "tiny-nli"\nkind = "nli"\npath = "tiny-nli"\nfiles = [{files}]\n'
@@ -183,7 +184,7 @@ def test_cli_list_and_verify(capsys, models_home):
     assert args.handler(args) == 0
     assert "all 2 file(s) match" in capsys.readouterr().out
     (models_home / "tiny-nli" / "model.safetensors").write_bytes(b"tampered")
-    M._hash_cache.clear()
+    forget_file_hashes()
     assert args.handler(args) == 1
     assert "MISMATCH" in capsys.readouterr().err
 

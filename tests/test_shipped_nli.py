@@ -1,12 +1,13 @@
 """The shipped NLI cross-encoder (models/evallocal-nli-minilm-l6) loads offline and works."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
 import pytest
+
+from evallocal.hashing import file_sha256
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "evallocal-nli-minilm-l6"
 
@@ -27,14 +28,6 @@ CONTRADICTED = [
 ]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def test_sha256sums_match_files():
     sums = MODEL_DIR / "SHA256SUMS"
     assert sums.is_file(), "SHA256SUMS missing"
@@ -47,7 +40,7 @@ def test_sha256sums_match_files():
     on_disk = {p.name for p in MODEL_DIR.iterdir() if p.is_file() and p.name != "SHA256SUMS"}
     assert set(listed) == on_disk, f"SHA256SUMS lists {sorted(listed)}, directory has {sorted(on_disk)}"
     for name, digest in listed.items():
-        assert _sha256(MODEL_DIR / name) == digest, f"hash mismatch for {name}"
+        assert file_sha256(MODEL_DIR / name) == digest, f"hash mismatch for {name}"
 
 
 def test_shipped_weights_are_small_fp16_safetensors():
