@@ -14,7 +14,6 @@ import importlib
 import importlib.util
 import threading
 from functools import lru_cache
-from typing import Sequence
 
 from ..judges.base import Judge
 from ..types import ParsedText, ParseRequest, Token
@@ -119,6 +118,3 @@ def default_spacy_judge() -> SpacyJudge:
     """One shared judge per process, so all scorers' parse requests meet in one batch."""
     return SpacyJudge()
 
-
-def parse_texts(texts: Sequence[str]) -> list[ParsedText]:
-    return default_spacy_judge().answer([ParseRequest(t) for t in texts])
