@@ -37,7 +37,7 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return isinstance(exc, (RuntimeError, MemoryError)) and "out of memory" in str(exc).lower()
 
 
-def _free_memory() -> None:
+def free_memory() -> None:
     """Release what the failed batch held (tracebacks keep tensors alive until collected)."""
     try:
         import torch
@@ -115,7 +115,7 @@ def run_batched(
             except Exception as exc:
                 if not is_out_of_memory(exc):
                     raise
-                _free_memory()
+                free_memory()
                 if len(chunk) == 1:
                     log.warning("out of memory on a single request; marked as failed")
                     answers[chunk[0]] = JudgeFailure(
@@ -138,4 +138,4 @@ def run_batched(
     return answers
 
 
-__all__ = ["AdaptiveBatchSize", "is_out_of_memory", "length_sorted_batches", "run_batched"]
+__all__ = ["AdaptiveBatchSize", "free_memory", "is_out_of_memory", "length_sorted_batches", "run_batched"]

@@ -1,23 +1,23 @@
 """Structured generation with a local instruct LLM (transformers), grammar-constrained JSON.
 
-`HFLLMJudge` answers `GenerateRequest`s with the parsed JSON object. Per batch: the tokenizer's
-chat template builds each prompt, rows are left-padded, decoding is greedy, and an xgrammar
-logits processor (one compiled JSON-schema grammar per row, a new processor per `generate()`
-call) masks every token the schema does not allow. The token budget comes from the schema's
-bounds (`structured.token_budget`; `request.max_new_tokens` overrides). A row that ran out of
-tokens before its JSON closed is retried once with twice the budget, then answered with a
-`JudgeFailure` that carries the decoded text. Every answer is parsed and validated against its
-schema (jsonschema) before it is returned.
+`HFLLMJudge` answers `GenerateRequest`s with the parsed JSON object. The tokenizer's chat
+template builds each prompt; decoding is greedy and continuously batched (`decoding.py`: rows
+leave the batch when their JSON closes and waiting rows take their seats), and an xgrammar
+matcher per row (one compiled JSON-schema grammar per schema) masks every token the schema does
+not allow. The token budget comes from the schema's bounds (`structured.token_budget`;
+`request.max_new_tokens` overrides). A row that ran out of tokens before its JSON closed is
+retried once with twice the budget, then answered with a `JudgeFailure` that carries the decoded
+text. Every answer is parsed and validated against its schema (jsonschema) before it is returned.
 
 Why xgrammar (measured with transformers 5.24 / torch 2.13 on CPU, see
-shared/notes/constrained-decoding.md and scripts/bench_judge.py --overhead):
+shared/notes/constrained-decoding.md and scripts/bench_judge.py):
 
-* xgrammar 0.2.x: correct with batched `generate()` and a different schema per row; mask cost
+* xgrammar 0.2.x: correct with batched decoding and a different schema per row; mask cost
   about 1.5 ms per step at a 49k vocabulary (~4 ms at 152k), +1-5% per step over unconstrained
   decoding on CPU; schemas compile in 5-25 ms and are cached. 8/8 valid where unconstrained
-  decoding gave 0/8. Measured again by scripts/bench_judge.py (SmolLM2-135M, bf16, 1 thread on
-  a shared 2-core CPU, batch 32, 8 schemas): 25.6 ms per batched step inside the processor
-  (~0.8 ms per row), 3.5% of decoding time; 64/64 and 200/200 answers valid.
+  decoding gave 0/8. Measured again by scripts/bench_judge.py --quick (SmolLM2-135M, bf16,
+  2 threads, 32 seats, 8 schemas): grammar work (bitmask fill, masking, acceptance) 12 ms per
+  forward pass, 7.9% of batched time; 64/64 and 200/200 answers valid.
 * lm-format-enforcer 0.11: valid output too (7/8, 8/8) but about 10x xgrammar's per-token
   overhead (a Python character-level parser per row), and its transformers integration does
   not import under transformers 5 (it imports a module v5 removed).
@@ -37,7 +37,8 @@ from typing import Any
 from ..types import GenerateRequest, JudgeFailure
 from . import _torch
 from .base import Judge
-from .batching import AdaptiveBatchSize, run_batched
+from .batching import AdaptiveBatchSize
+from .decoding import DecodeRow, GrammarDecoder
 from .structured import SchemaError, token_budget, validate
 
 log = logging.getLogger("evallocal.judges.hf_llm")
@@ -94,7 +95,6 @@ class HFLLMJudge(Judge):
             if self._loaded:
                 return self
             _torch.offline()
-            import torch
             import xgrammar as xgr
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -117,7 +117,9 @@ class HFLLMJudge(Judge):
                 getattr(self.model.config, "max_position_embeddings", None)
                 or getattr(self.tokenizer, "model_max_length", 4096)
             )
-            self._torch = torch
+            self.decoder = GrammarDecoder(self.model, stop_ids=self.stop_ids, pad_id=self.pad_id,
+                                          vocab_size=self.model.config.vocab_size, batch=self.batch,
+                                          device=self.device)
             self._loaded = True
             return self
 
@@ -136,21 +138,24 @@ class HFLLMJudge(Judge):
         for attempt in range(2):
             if not rows:
                 break
-            results = run_batched(rows, [len(r.prompt_ids) + r.budget for r in rows], self._generate, self.batch)
+            decoded = self.decoder.decode([DecodeRow(r.prompt_ids, r.budget, r.grammar) for r in rows])
             retry: list[_Row] = []
-            for row, result in zip(rows, results):
-                if isinstance(result, _Unfinished) and attempt == 0:
+            for row, result in zip(rows, decoded):
+                text = self.tokenizer.decode(result.tokens, skip_special_tokens=True)
+                if result.error:
+                    answers[row.index] = JudgeFailure(result.error)
+                elif not result.finished and attempt == 0:
                     row.budget *= self.retry_factor
                     retry.append(row)
-                elif isinstance(result, _Unfinished):
+                elif not result.finished:
                     answers[row.index] = JudgeFailure(
                         f"structured output did not finish within {row.budget} new tokens "
                         "(even after one retry with a bigger budget); bound the schema's strings "
                         "and arrays (maxLength, maxItems)",
-                        raw=result.text,
+                        raw=text,
                     )
                 else:
-                    answers[row.index] = result
+                    answers[row.index] = _parse(text, row.schema)
             if retry:
                 log.info("%d of %d rows unfinished; retrying with a bigger budget", len(retry), len(rows))
             rows = retry
@@ -180,53 +185,6 @@ class HFLLMJudge(Judge):
             self._grammars[schema_json] = grammar
         return grammar
 
-    def _generate(self, rows: list[_Row]) -> list[Any]:
-        import xgrammar as xgr
-        from transformers import GenerationConfig
-
-        torch = self._torch
-        width = max(len(r.prompt_ids) for r in rows)
-        input_ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, row in enumerate(rows):  # left padding: the prompt ends where generation starts
-            n = len(row.prompt_ids)
-            input_ids[i, width - n:] = torch.tensor(row.prompt_ids, dtype=torch.long)
-            attention[i, width - n:] = 1
-        processor = xgr.contrib.hf.LogitsProcessor([row.grammar for row in rows])  # single-use
-        config = GenerationConfig(
-            do_sample=False,
-            max_new_tokens=max(row.budget for row in rows),
-            eos_token_id=self.stop_ids,
-            pad_token_id=self.pad_id,
-        )
-        with torch.inference_mode():
-            out = self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                generation_config=config,
-                logits_processor=[processor],
-            )
-        new = out[:, width:].tolist()
-        return [self._finish(row, tokens, processor.matchers[i] if processor.matchers else None)
-                for i, (row, tokens) in enumerate(zip(rows, new))]
-
-    def _finish(self, row: _Row, tokens: list[int], matcher) -> Any:
-        stop_at = next((k for k, t in enumerate(tokens) if t in self.stop_ids), None)
-        body = tokens if stop_at is None else tokens[:stop_at]
-        text = self.tokenizer.decode(body, skip_special_tokens=True)
-        finished = stop_at is not None
-        if matcher is not None and finished and not matcher.is_terminated():
-            # generate() does not call the processor after the final sampled token: feed it
-            finished = matcher.accept_token(tokens[stop_at]) and matcher.is_terminated()
-        if not finished:
-            return _Unfinished(text)
-        try:
-            value = json.loads(text)
-            validate(value, row.schema)
-        except (ValueError, SchemaError) as exc:
-            return JudgeFailure(f"judge output is not valid for the schema: {exc}", raw=text)
-        return value
-
     def describe(self) -> dict:
         """Stable identity (the same before and after loading): cache keys and manifests use it."""
         info = super().describe()
@@ -245,11 +203,13 @@ class HFLLMJudge(Judge):
         return info
 
 
-@dataclass
-class _Unfinished:
-    """A row whose JSON did not close within its token budget."""
-
-    text: str
+def _parse(text: str, schema: dict) -> Any:
+    try:
+        value = json.loads(text)
+        validate(value, schema)
+    except (ValueError, SchemaError) as exc:
+        return JudgeFailure(f"judge output is not valid for the schema: {exc}", raw=text)
+    return value
 
 
 __all__ = ["HFLLMJudge"]

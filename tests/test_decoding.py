@@ -1,0 +1,141 @@
+"""The continuous-batching grammar decoder, on a tiny random Llama built here (float64, so
+batching cannot flip a greedy choice through rounding): same answers as one request at a time and
+as transformers' generate() with xgrammar's own logits processor; rows leave and join the running
+batch; forced tokens and the stop token skip forward passes; out-of-memory back-off loses nothing."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from evallocal.types import GenerateRequest, JudgeFailure
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def structured_requests(n, seed):
+    spec = importlib.util.spec_from_file_location("bench_judge", REPO / "scripts" / "bench_judge.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.structured_requests(n, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def tiny_llm_dir(tmp_path_factory):
+    """A 2-layer random Llama with SmolLM2's tokenizer (chat template included), saved locally."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from evallocal.judges.defaults import default_llm_judge
+    from evallocal.judges.gguf import converted_folder
+
+    smollm2 = default_llm_judge()
+    folder = converted_folder(smollm2.gguf_path, smollm2.gguf_sha256)
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():  # larger weights than the default init: sharp attention, position-sensitive
+        for name, weight in model.named_parameters():
+            if weight.ndim == 2:
+                weight.normal_(0, 0.5)
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_judge(folder, batch_size):
+    from evallocal.judges.hf_llm import HFLLMJudge
+
+    return HFLLMJudge(folder, name="tiny-llama", device="cpu", dtype="float64", max_batch_size=batch_size).load()
+
+
+def as_comparable(answer):
+    return ("failure", answer.error, answer.raw) if isinstance(answer, JudgeFailure) else answer
+
+
+def test_continuous_batching_gives_the_answers_of_one_request_at_a_time(tiny_llm_dir):
+    requests = structured_requests(14, seed=3)
+    judge = tiny_judge(tiny_llm_dir, batch_size=4)
+    batched = judge.answer(requests)
+    stats = judge.decoder.stats
+    alone = [judge.answer([r])[0] for r in requests]
+    assert [as_comparable(a) for a in batched] == [as_comparable(a) for a in alone]
+    assert sum(not isinstance(a, JudgeFailure) for a in batched) >= 10
+    # 14 rows through 4 seats: rows joined the running batch several times
+    assert stats.prefills >= 4
+    assert stats.forward_passes < stats.new_tokens
+
+
+def test_same_tokens_as_generate_with_the_xgrammar_logits_processor(tiny_llm_dir):
+    import torch
+    import xgrammar as xgr
+    from transformers import GenerationConfig
+
+    from evallocal.judges.decoding import DecodeRow
+
+    judge = tiny_judge(tiny_llm_dir, batch_size=8)
+    requests = structured_requests(8, seed=5)
+    rows = [judge._prepare(i, r) for i, r in enumerate(requests)]
+    ours = judge.decoder.decode([DecodeRow(r.prompt_ids, r.budget, r.grammar) for r in rows])
+    assert judge.decoder.stats.forced_tokens > 0
+    for row, mine in zip(rows, ours):
+        processor = xgr.contrib.hf.LogitsProcessor([row.grammar])
+        config = GenerationConfig(do_sample=False, max_new_tokens=row.budget, eos_token_id=judge.stop_ids,
+                                  pad_token_id=judge.pad_id)
+        with torch.inference_mode():
+            out = judge.model.generate(input_ids=torch.tensor([row.prompt_ids]), generation_config=config,
+                                       logits_processor=[processor])
+        theirs = [t for t in out[0, len(row.prompt_ids):].tolist() if t not in judge.stop_ids]
+        assert mine.tokens == theirs
+
+
+def test_out_of_memory_halves_the_seats_and_restarts_rows_without_losing_any(tiny_llm_dir):
+    judge = tiny_judge(tiny_llm_dir, batch_size=8)
+    requests = structured_requests(10, seed=9)
+    expected = [as_comparable(a) for a in judge.answer(requests)]
+    forward = judge.decoder._forward
+
+    def small_memory(input_ids, *args):
+        if input_ids.shape[0] > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return forward(input_ids, *args)
+
+    judge.decoder._forward = small_memory
+    assert [as_comparable(a) for a in judge.answer(requests)] == expected
+    assert judge.batch.max_items == 2
+    assert judge.decoder.stats.restarts >= 1
+
+
+def test_a_request_that_never_fits_fails_alone(tiny_llm_dir):
+    judge = tiny_judge(tiny_llm_dir, batch_size=4)
+    others = structured_requests(3, seed=1)
+    expected = [as_comparable(a) for a in judge.answer(others)]
+    long = GenerateRequest.build([("user", "Summarise: " + "word " * 400)], others[0].schema)
+    forward = judge.decoder._forward
+
+    def long_rows_do_not_fit(input_ids, mask, *args):
+        if mask.shape[1] > 300:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 8.00 GiB")
+        return forward(input_ids, mask, *args)
+
+    judge.decoder._forward = long_rows_do_not_fit
+    answers = judge.answer([long] + others)
+    assert isinstance(answers[0], JudgeFailure) and "out of memory even with a batch of one" in answers[0].error
+    assert [as_comparable(a) for a in answers[1:]] == expected
+
+
+def test_forced_tokens_and_the_final_stop_token_cost_no_forward_pass(tiny_llm_dir):
+    judge = tiny_judge(tiny_llm_dir, batch_size=4)
+    schema = {"type": "object", "properties": {"answer": {"const": "yes"}}, "required": ["answer"],
+              "additionalProperties": False}
+    request = GenerateRequest.build([("user", "Say yes.")], schema)
+    assert judge.answer([request]) == [{"answer": "yes"}]
+    stats = judge.decoder.stats
+    assert stats.forced_tokens >= 1
+    # one forward pass per token the model chose; forced tokens and the closing stop token are free
+    assert stats.forward_passes == stats.new_tokens - stats.forced_tokens - 1
