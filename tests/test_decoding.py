@@ -48,10 +48,11 @@ def tiny_llm_dir(tmp_path_factory):
     return folder
 
 
-def tiny_judge(folder, batch_size):
+def tiny_judge(folder, batch_size, jump_forward=True):
     from evallocal.judges.hf_llm import HFLLMJudge
 
-    return HFLLMJudge(folder, name="tiny-llama", device="cpu", dtype="float64", max_batch_size=batch_size).load()
+    return HFLLMJudge(folder, name="tiny-llama", device="cpu", dtype="float64", max_batch_size=batch_size,
+                      jump_forward=jump_forward).load()
 
 
 def as_comparable(answer):
@@ -71,14 +72,14 @@ def test_continuous_batching_gives_the_answers_of_one_request_at_a_time(tiny_llm
     assert stats.forward_passes < stats.new_tokens
 
 
-def test_same_tokens_as_generate_with_the_xgrammar_logits_processor(tiny_llm_dir):
+def test_without_jump_forward_the_tokens_are_those_of_generate_with_xgrammar(tiny_llm_dir):
     import torch
     import xgrammar as xgr
     from transformers import GenerationConfig
 
     from evallocal.judges.decoding import DecodeRow
 
-    judge = tiny_judge(tiny_llm_dir, batch_size=8)
+    judge = tiny_judge(tiny_llm_dir, batch_size=8, jump_forward=False)
     requests = structured_requests(8, seed=5)
     rows = [judge._prepare(i, r) for i, r in enumerate(requests)]
     ours = judge.decoder.decode([DecodeRow(r.prompt_ids, r.budget, r.grammar) for r in rows])
@@ -139,3 +140,24 @@ def test_forced_tokens_and_the_final_stop_token_cost_no_forward_pass(tiny_llm_di
     assert stats.forced_tokens >= 1
     # one forward pass per token the model chose; forced tokens and the closing stop token are free
     assert stats.forward_passes == stats.new_tokens - stats.forced_tokens - 1
+
+
+def test_jump_forward_feeds_a_forced_key_as_the_tokenizer_writes_it(tiny_llm_dir):
+    schema = {"type": "object", "properties": {"a_rather_long_key_name": {"enum": ["yes", "no"]},
+                                               "another_long_key": {"enum": ["low", "high"]}},
+              "required": ["a_rather_long_key_name", "another_long_key"], "additionalProperties": False}
+    requests = [GenerateRequest.build([("user", f"Question {i}?")], schema) for i in range(6)]
+    plain, jumping = tiny_judge(tiny_llm_dir, 4, jump_forward=False), tiny_judge(tiny_llm_dir, 4)
+    assert all(isinstance(a, dict) for a in plain.answer(requests))
+    plain_passes = plain.decoder.stats.forward_passes
+    answers = jumping.answer(requests)
+    assert all(isinstance(a, dict) and set(a) == set(schema["properties"]) for a in answers)
+    assert jumping.decoder.stats.forward_passes < plain_passes
+    assert "jump_forward" in jumping.describe()["decoding"]  # part of the cache key and manifest
+
+    from evallocal.judges.decoding import DecodeRow
+
+    row = jumping._prepare(0, requests[0])
+    tokens = jumping.decoder.decode([DecodeRow(row.prompt_ids, row.budget, row.grammar)])[0].tokens
+    opening = jumping.tokenizer.encode('{"a_rather_long_key_name": "', add_special_tokens=False)
+    assert tokens[:len(opening) - 1] == opening[:-1]

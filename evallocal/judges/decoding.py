@@ -10,9 +10,14 @@ kept small:
   (longest first, like `run_batched`).
 * A token the grammar forces (exactly one allowed token) is taken without asking the model and
   fed with the next forward pass; when the grammar allows only stop tokens the row ends without
-  a forward pass. argmax could not have picked anything else, so the answers are those of plain
-  greedy constrained decoding (up to the low-order float effects of padding that any batching
-  has).
+  a forward pass. argmax could not have picked anything else, so this alone gives the answers
+  of plain greedy constrained decoding (up to the low-order float effects of padding that any
+  batching has).
+* Jump-forward (on when a tokenizer is given): a string the grammar forces although several
+  tokenizations of it are allowed (a key and its `": "`) is tokenized the way the tokenizer
+  writes it and fed at once, except its last token, which the model still chooses so that it
+  can merge with what follows. This changes which (equivalent) tokens spell the JSON, so
+  answers can differ from plain greedy decoding; it is part of the judge's recorded identity.
 * Out of memory: the seats halve (`AdaptiveBatchSize`) and the rows in flight restart from their
   prompts; a row that does not fit alone fails with a message. No row is lost.
 
@@ -76,7 +81,7 @@ class GrammarDecoder:
     """Greedy decoding of many rows with one model; see the module docstring."""
 
     def __init__(self, model, *, stop_ids: Sequence[int], pad_id: int, vocab_size: int,
-                 batch: AdaptiveBatchSize, device: str = "cpu"):
+                 batch: AdaptiveBatchSize, device: str = "cpu", tokenizer=None):
         import torch
         import xgrammar as xgr
 
@@ -91,6 +96,8 @@ class GrammarDecoder:
         self._buffer = xgr.allocate_token_bitmask(1, vocab_size)
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in transformers 5.2x
+        self.tokenizer = tokenizer  # set: jump-forward over forced strings
+        self._jump_tokens: dict[str, list[int]] = {}
         self.stats = DecodeStats()
 
     # --- the loop ---------------------------------------------------------------------------
@@ -213,10 +220,36 @@ class GrammarDecoder:
             if count and stops_allowed == count:  # the JSON is complete: only a stop token fits
                 self._accept(seat, first)
                 return
-            if count != 1:
+            if count == 1:
+                self.stats.forced_tokens += 1
+                self._accept(seat, first)
+            elif not self._jump_forward(seat):
                 return
-            self.stats.forced_tokens += 1
-            self._accept(seat, first)
+
+    def _jump_forward(self, seat: _Seat) -> int:
+        """Take the tokens of the string the grammar forces next, all but the last; how many."""
+        if self.tokenizer is None:
+            return 0
+        text = seat.matcher.find_jump_forward_string()
+        if not text:
+            return 0
+        tokens = self._jump_tokens.get(text)
+        if tokens is None:
+            tokens = self.tokenizer.encode(text, add_special_tokens=False)
+            if self.tokenizer.decode(tokens) != text:  # e.g. a SentencePiece prefix space
+                tokens = []
+            self._jump_tokens[text] = tokens = tokens[:-1]
+        room = seat.row.budget - len(seat.tokens) - 1  # keep a token for the model (or the stop)
+        taken = 0
+        for token in tokens[:max(0, room)]:
+            if not seat.matcher.accept_token(token):
+                break  # a tokenization the grammar does not take: the model goes on from here
+            seat.tokens.append(token)
+            seat.feed.append(token)
+            taken += 1
+        self.stats.forced_tokens += taken
+        self.stats.new_tokens += taken
+        return taken
 
     # --- model side -------------------------------------------------------------------------
 

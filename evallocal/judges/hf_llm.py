@@ -74,12 +74,14 @@ class HFLLMJudge(Judge):
         max_batch_size: int = 32,
         max_batch_tokens: int | None = None,
         retry_factor: int = 2,
+        jump_forward: bool = True,
         files: dict[str, str] | None = None,
     ):
         self.model_dir = Path(model_dir)
         self.name = name or self.model_dir.name
         self.batch = AdaptiveBatchSize(max_batch_size, max_batch_tokens)
         self.retry_factor = retry_factor
+        self.jump_forward = jump_forward
         self.files = {k: v for k, v in (files or {}).items() if v and v != "unverified"}
         self._lock = threading.Lock()
         self._loaded = False
@@ -119,7 +121,8 @@ class HFLLMJudge(Judge):
             )
             self.decoder = GrammarDecoder(self.model, stop_ids=self.stop_ids, pad_id=self.pad_id,
                                           vocab_size=self.model.config.vocab_size, batch=self.batch,
-                                          device=self.device)
+                                          device=self.device,
+                                          tokenizer=self.tokenizer if self.jump_forward else None)
             self._loaded = True
             return self
 
@@ -195,7 +198,7 @@ class HFLLMJudge(Judge):
                 "device": self.device,
                 "dtype": _torch.dtype_name(self.dtype),
                 "decoding": {"greedy": True, "constrained": "xgrammar json-schema", "any_whitespace": False,
-                             "retry_factor": self.retry_factor},
+                             "retry_factor": self.retry_factor, "jump_forward": self.jump_forward},
             }
         )
         if self.files:
