@@ -22,7 +22,9 @@ kept small:
   prompts; a row that does not fit alone fails with a message. No row is lost.
 
 Merging caches needs plain full-attention layers (`DynamicLayer`); with other caches (sliding
-windows, hybrids) waiting rows are seated only when the batch has emptied.
+windows, hybrids) waiting rows are seated only when the batch has emptied. A sliding window counts
+cache columns, padding included (as in transformers' batched `generate()`), so a row longer than
+the window sees a little less context when batched; evaluation prompts rarely reach 4k windows.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import inspect
 import logging
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -57,6 +59,8 @@ class Decoded:
 
 @dataclass
 class DecodeStats:
+    """Work done since the last reset (`HFLLMJudge` resets it at every `answer()` call)."""
+
     forward_passes: int = 0
     prefills: int = 0
     new_tokens: int = 0
@@ -104,7 +108,7 @@ class GrammarDecoder:
 
     def decode(self, rows: Sequence[DecodeRow]) -> list[Decoded]:
         """One `Decoded` per row, in the rows' order."""
-        self.stats = DecodeStats()
+        before = replace(self.stats)
         results: list[Decoded | None] = [None] * len(rows)
         sizes = [len(r.prompt_ids) + r.budget for r in rows]
         pending = deque(sorted(range(len(rows)), key=lambda i: (-sizes[i], i)))
@@ -137,8 +141,9 @@ class GrammarDecoder:
                 continue
             seats, cache, mask = self._evict(seats, cache, mask, results)
         log.debug("decoded %d rows: %d forward passes (%d prefills), %d new tokens, %d forced, %d restarts",
-                  len(rows), self.stats.forward_passes, self.stats.prefills, self.stats.new_tokens,
-                  self.stats.forced_tokens, self.stats.restarts)
+                  len(rows), self.stats.forward_passes - before.forward_passes,
+                  self.stats.prefills - before.prefills, self.stats.new_tokens - before.new_tokens,
+                  self.stats.forced_tokens - before.forced_tokens, self.stats.restarts - before.restarts)
         return results  # type: ignore[return-value]
 
     def _restart(self, in_flight: list[_Seat], pending: deque, sizes: list[int], results: list) -> None:

@@ -38,7 +38,7 @@ from ..types import GenerateRequest, JudgeFailure
 from . import _torch
 from .base import Judge
 from .batching import AdaptiveBatchSize
-from .decoding import DecodeRow, GrammarDecoder
+from .decoding import DecodeRow, DecodeStats, GrammarDecoder
 from .structured import SchemaError, token_budget, validate
 
 log = logging.getLogger("evallocal.judges.hf_llm")
@@ -130,6 +130,7 @@ class HFLLMJudge(Judge):
 
     def _answer(self, requests: list[GenerateRequest]) -> list[Any]:
         self.load()
+        self.decoder.stats = DecodeStats()  # this call's work, retries included
         answers: list[Any] = [None] * len(requests)
         rows: list[_Row] = []
         for i, request in enumerate(requests):
