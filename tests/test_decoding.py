@@ -203,3 +203,26 @@ def test_a_sliding_window_model_is_batched_without_merging_caches(tmp_path):
     from transformers import DynamicCache
 
     assert not _mergeable(DynamicCache(config=judge.model.config))
+
+
+def test_a_failing_bitmask_kernel_falls_back_to_plain_torch(tiny_llm_dir, monkeypatch, caplog):
+    import xgrammar as xgr
+
+    judge = tiny_judge(tiny_llm_dir, batch_size=4)
+    requests = structured_requests(4, seed=2)
+    expected = [as_comparable(a) for a in judge.answer(requests)]
+    apply = xgr.apply_token_bitmask_inplace
+    backends = []
+
+    def no_gpu_compiler(logits, bitmask, **kwargs):
+        backends.append(kwargs.get("backend"))
+        if kwargs.get("backend") == "auto":
+            raise RuntimeError("triton: cannot find a C compiler")
+        return apply(logits, bitmask, **kwargs)
+
+    monkeypatch.setattr(xgr, "apply_token_bitmask_inplace", no_gpu_compiler)
+    judge.decoder._mask_backend = "auto"
+    with caplog.at_level("WARNING", logger="evallocal.judges.decoding"):
+        assert [as_comparable(a) for a in judge.answer(requests)] == expected
+    assert backends.count("auto") == 1 and backends[-1] == "torch_native"
+    assert "torch_native" in caplog.text

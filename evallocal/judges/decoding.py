@@ -98,6 +98,7 @@ class GrammarDecoder:
         self._torch = torch
         self._xgr = xgr
         self._buffer = xgr.allocate_token_bitmask(1, vocab_size)
+        self._mask_backend = "auto"
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in transformers 5.2x
         self.tokenizer = tokenizer  # set: jump-forward over forced strings
@@ -192,7 +193,7 @@ class GrammarDecoder:
         started = time.perf_counter()
         scores = logits.float()
         masks = torch.from_numpy(np.stack([s.allowed for s in seats]).view(np.int32)).to(scores.device)
-        self._xgr.apply_token_bitmask_inplace(scores, masks)
+        self._mask(scores, masks)
         for seat, token in zip(seats, scores.argmax(dim=-1).tolist()):
             seat.position += len(seat.feed)
             seat.feed = []
@@ -200,6 +201,19 @@ class GrammarDecoder:
             if seat.result is None:
                 self._fill_and_force(seat)
         self.stats.grammar_seconds += time.perf_counter() - started
+
+    def _mask(self, scores, masks) -> None:
+        """Set disallowed logits to -inf (xgrammar's kernel for the device; its plain-torch one if
+        that fails, e.g. a GPU kernel that cannot be compiled on the machine)."""
+        try:
+            self._xgr.apply_token_bitmask_inplace(scores, masks, backend=self._mask_backend)
+        except Exception as exc:
+            if self._mask_backend == "torch_native":
+                raise
+            log.warning("xgrammar's %s bitmask kernel failed (%s); using its torch_native kernel",
+                        scores.device.type, exc)
+            self._mask_backend = "torch_native"
+            self._xgr.apply_token_bitmask_inplace(scores, masks, backend="torch_native")
 
     def _accept(self, seat: _Seat, token: int) -> None:
         if not seat.matcher.accept_token(token):
