@@ -226,3 +226,22 @@ def test_a_failing_bitmask_kernel_falls_back_to_plain_torch(tiny_llm_dir, monkey
         assert [as_comparable(a) for a in judge.answer(requests)] == expected
     assert backends.count("auto") == 1 and backends[-1] == "torch_native"
     assert "torch_native" in caplog.text
+
+
+def test_a_shared_prompt_prefix_is_computed_once_and_changes_no_answer(tiny_llm_dir):
+    judge = tiny_judge(tiny_llm_dir, batch_size=6)
+    requests = structured_requests(12, seed=6)  # the system prompt and chat header are shared
+    judge.decoder.min_shared_prefix = 1_000_000
+    expected = [as_comparable(a) for a in judge.answer(requests)]
+    assert judge.decoder.stats.shared_prefix_tokens == 0
+    judge.decoder.min_shared_prefix = 4
+    assert [as_comparable(a) for a in judge.answer(requests)] == expected
+    assert judge.decoder.stats.shared_prefix_tokens >= 5 * 10  # 5 more rows than one, >= 10 tokens each
+
+
+def test_shared_prefix_leaves_every_prompt_a_token_of_its_own():
+    from evallocal.judges.decoding import _shared_prefix
+
+    assert _shared_prefix([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == 2
+    assert _shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2
+    assert _shared_prefix([[7], [7, 8]]) == 0

@@ -18,6 +18,9 @@ kept small:
   writes it and fed at once, except its last token, which the model still chooses so that it
   can merge with what follows. This changes which (equivalent) tokens spell the JSON, so
   answers can differ from plain greedy decoding; it is part of the judge's recorded identity.
+* A prompt prefix shared by every row of a prefill (the system prompt and a template's
+  instructions) is computed once and its cache copied to each row (measured: 64 bias verdicts
+  of ~160 tokens, 16.1 s -> 13.9 s on SmolLM2 / CPU).
 * Out of memory: the seats halve (`AdaptiveBatchSize`) and the rows in flight restart from their
   prompts; a row that does not fit alone fails with a message. No row is lost.
 
@@ -67,6 +70,7 @@ class DecodeStats:
     forced_tokens: int = 0
     restarts: int = 0
     grammar_seconds: float = 0.0  # bitmask fill, masking and token acceptance (not the model)
+    shared_prefix_tokens: int = 0  # prompt tokens not computed again thanks to a shared prefix
 
 
 @dataclass
@@ -99,6 +103,7 @@ class GrammarDecoder:
         self._xgr = xgr
         self._buffer = xgr.allocate_token_bitmask(1, vocab_size)
         self._mask_backend = "auto"
+        self.min_shared_prefix = 32  # shorter shared prefixes cost about what they save on a CPU
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in transformers 5.2x
         self.tokenizer = tokenizer  # set: jump-forward over forced strings
@@ -141,10 +146,12 @@ class GrammarDecoder:
                 self._restart(in_flight, pending, sizes, results)
                 continue
             seats, cache, mask = self._evict(seats, cache, mask, results)
-        log.debug("decoded %d rows: %d forward passes (%d prefills), %d new tokens, %d forced, %d restarts",
-                  len(rows), self.stats.forward_passes - before.forward_passes,
-                  self.stats.prefills - before.prefills, self.stats.new_tokens - before.new_tokens,
-                  self.stats.forced_tokens - before.forced_tokens, self.stats.restarts - before.restarts)
+        log.debug("decoded %d rows: %d forward passes (%d prefills, %d prompt tokens shared), %d new tokens, "
+                  "%d forced, %d restarts", len(rows), self.stats.forward_passes - before.forward_passes,
+                  self.stats.prefills - before.prefills,
+                  self.stats.shared_prefix_tokens - before.shared_prefix_tokens,
+                  self.stats.new_tokens - before.new_tokens, self.stats.forced_tokens - before.forced_tokens,
+                  self.stats.restarts - before.restarts)
         return results  # type: ignore[return-value]
 
     def _restart(self, in_flight: list[_Seat], pending: deque, sizes: list[int], results: list) -> None:
@@ -281,20 +288,35 @@ class GrammarDecoder:
         return out.logits[:, -1, :]
 
     def _prefill(self, seats: list[_Seat]):
-        """Left-padded prompts (plus their forced tokens) of newly seated rows, in a new cache."""
+        """Left-padded prompts (plus their forced tokens) of newly seated rows, in a new cache.
+
+        A prefix all the prompts share (system prompt, instructions of one template) is computed
+        once and its cache rows copied to every row; the rest follows it, left-padded."""
         torch = self._torch
         from transformers import DynamicCache
 
         prompts = [s.row.prompt_ids + s.feed for s in seats]
-        width = max(len(p) for p in prompts)
+        cache = DynamicCache(config=self.model.config)
+        shared = _shared_prefix(prompts) if len(prompts) > 1 and _full_attention(cache) else 0
+        if shared < self.min_shared_prefix:
+            shared = 0
+        if shared:
+            prefix = torch.tensor([prompts[0][:shared]], dtype=torch.long, device=self.device)
+            self._forward(prefix, torch.ones_like(prefix), torch.arange(shared, device=self.device)[None], cache)
+            for layer in cache.layers:
+                layer.keys = layer.keys.expand(len(prompts), -1, -1, -1).contiguous()
+                layer.values = layer.values.expand(len(prompts), -1, -1, -1).contiguous()
+            self.stats.shared_prefix_tokens += shared * (len(prompts) - 1)
+        rests = [p[shared:] for p in prompts]
+        width = max(len(r) for r in rests)
         ids = torch.full((len(seats), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(seats), width), dtype=torch.long)
-        for i, prompt in enumerate(prompts):  # left padding: every prompt ends in the last column
-            ids[i, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
-            mask[i, width - len(prompt):] = 1
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        for i, rest in enumerate(rests):  # left padding: every prompt ends in the last column
+            ids[i, width - len(rest):] = torch.tensor(rest, dtype=torch.long)
+            mask[i, width - len(rest):] = 1
+        positions = shared + (mask.cumsum(-1) - 1).clamp(min=0)
+        mask = torch.cat([torch.ones((len(seats), shared), dtype=torch.long), mask], dim=1)
         ids, mask, positions = ids.to(self.device), mask.to(self.device), positions.to(self.device)
-        cache = DynamicCache(config=self.model.config)
         self.stats.prefills += 1
         return self._forward(ids, mask, positions, cache), cache, mask
 
@@ -357,14 +379,27 @@ class GrammarDecoder:
         return [seats[i] for i in keep], cache, mask
 
 
-def _mergeable(cache) -> bool:
+def _full_attention(cache) -> bool:
     """True when every layer is a plain growing full-attention cache (rows can be stacked)."""
-    if cache is None:
-        return True
     from transformers.cache_utils import DynamicLayer
 
     layers = getattr(cache, "layers", None)
-    return bool(layers) and all(type(layer) is DynamicLayer and layer.keys is not None for layer in layers)
+    return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+
+
+def _mergeable(cache) -> bool:
+    """Whether newly prefilled rows can be stacked under this running cache (None: no batch yet)."""
+    return cache is None or (_full_attention(cache) and all(layer.keys is not None for layer in cache.layers))
+
+
+def _shared_prefix(prompts: list[list[int]]) -> int:
+    """Length of the prefix all prompts share, leaving every prompt at least one token of its own."""
+    shortest = min(len(p) for p in prompts) - 1
+    first = prompts[0]
+    n = 0
+    while n < shortest and all(p[n] == first[n] for p in prompts):
+        n += 1
+    return n
 
 
 def _count_allowed(bits: np.ndarray) -> tuple[int, int]:
