@@ -245,3 +245,16 @@ def test_shared_prefix_leaves_every_prompt_a_token_of_its_own():
     assert _shared_prefix([[1, 2, 3, 4], [1, 2, 3, 5], [1, 2, 9]]) == 2
     assert _shared_prefix([[1, 2, 3], [1, 2, 3]]) == 2
     assert _shared_prefix([[7], [7, 8]]) == 0
+
+
+def test_count_allowed_reads_xgrammar_bitmasks():
+    import numpy as np
+
+    from evallocal.judges.decoding import _count_allowed
+
+    bits = np.zeros(4, dtype=np.uint32)
+    assert _count_allowed(bits) == (0, -1)
+    bits[2] = np.uint32(1 << 31)
+    assert _count_allowed(bits) == (1, 95)
+    bits[1] = np.uint32(0b1010)
+    assert _count_allowed(bits) == (3, 33)

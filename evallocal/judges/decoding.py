@@ -101,7 +101,8 @@ class GrammarDecoder:
         self.device = device
         self._torch = torch
         self._xgr = xgr
-        self._buffer = xgr.allocate_token_bitmask(1, vocab_size)
+        self._bitmasks = xgr.allocate_token_bitmask(batch.max_items, vocab_size)
+        self._filler = xgr.BatchGrammarMatcher()  # fills many bitmasks on parallel threads
         self._mask_backend = "auto"
         self.min_shared_prefix = 32  # shorter shared prefixes cost about what they save on a CPU
         params = inspect.signature(model.forward).parameters
@@ -124,10 +125,9 @@ class GrammarDecoder:
             admitted = self._admit(pending, seats, sizes, cache)
             newcomers: list[_Seat] = []
             try:
-                for index in admitted:
-                    seat = self._seat(index, rows[index])
+                for seat in self._seat_rows([(index, rows[index]) for index in admitted]):
                     if seat.result is not None:  # ended on forced tokens alone
-                        results[index] = seat.result
+                        results[seat.index] = seat.result
                     else:
                         newcomers.append(seat)
                 if newcomers:
@@ -187,12 +187,13 @@ class GrammarDecoder:
 
     # --- grammar side -----------------------------------------------------------------------
 
-    def _seat(self, index: int, row: DecodeRow) -> _Seat:
+    def _seat_rows(self, rows: list[tuple[int, DecodeRow]]) -> list[_Seat]:
         started = time.perf_counter()
-        seat = _Seat(index, row, self._xgr.GrammarMatcher(row.grammar), position=len(row.prompt_ids))
-        self._fill_and_force(seat)  # a schema's opening tokens may be forced already
+        seats = [_Seat(index, row, self._xgr.GrammarMatcher(row.grammar), position=len(row.prompt_ids))
+                 for index, row in rows]
+        self._fill_and_force(seats)  # a schema's opening tokens may be forced already
         self.stats.grammar_seconds += time.perf_counter() - started
-        return seat
+        return seats
 
     def _choose(self, seats: list[_Seat], logits) -> None:
         """Greedy pick under each seat's bitmask, then take the forced tokens that follow."""
@@ -205,8 +206,7 @@ class GrammarDecoder:
             seat.position += len(seat.feed)
             seat.feed = []
             self._accept(seat, token)
-            if seat.result is None:
-                self._fill_and_force(seat)
+        self._fill_and_force(seats)
         self.stats.grammar_seconds += time.perf_counter() - started
 
     def _mask(self, scores, masks) -> None:
@@ -232,25 +232,38 @@ class GrammarDecoder:
         seat.tokens.append(token)
         seat.feed.append(token)
 
-    def _fill_and_force(self, seat: _Seat) -> None:
-        """Fill the seat's bitmask; take tokens while the grammar allows only one."""
-        buffer = self._buffer
-        while True:
-            if len(seat.tokens) >= seat.row.budget:  # no room left, not even for the stop token
-                seat.result = Decoded(seat.tokens, finished=False)
+    def _fill_and_force(self, seats: list[_Seat]) -> None:
+        """Fill the live seats' bitmasks (in parallel, on xgrammar's threads), then take the
+        tokens the grammar forces; seats that took some are filled again."""
+        todo = [s for s in seats if s.result is None]
+        while todo:
+            for seat in todo:
+                if len(seat.tokens) >= seat.row.budget:  # no room left, not even for the stop token
+                    seat.result = Decoded(seat.tokens, finished=False)
+            todo = [s for s in todo if s.result is None]
+            if not todo:
                 return
-            seat.matcher.fill_next_token_bitmask(buffer, 0)
-            seat.allowed = buffer[0].numpy().view(np.uint32).copy()
-            count, first = _count_allowed(seat.allowed)
-            stops_allowed = sum(int(seat.allowed[t // 32] >> (t % 32)) & 1 for t in self.stop_ids)
-            if count and stops_allowed == count:  # the JSON is complete: only a stop token fits
-                self._accept(seat, first)
-                return
-            if count == 1:
-                self.stats.forced_tokens += 1
-                self._accept(seat, first)
-            elif not self._jump_forward(seat):
-                return
+            if self._bitmasks.shape[0] < len(todo):
+                self._bitmasks = self._xgr.allocate_token_bitmask(len(todo), self.vocab_size)
+            self._filler.batch_fill_next_token_bitmask([s.matcher for s in todo], self._bitmasks)
+            allowed = self._bitmasks[:len(todo)].numpy().view(np.uint32)
+            for seat, bits in zip(todo, allowed):
+                seat.allowed = bits.copy()
+            todo = [s for s in todo if self._take_forced(s)]
+
+    def _take_forced(self, seat: _Seat) -> bool:
+        """Take what the grammar forces after the seat's bitmask; True when the seat advanced and
+        goes on (its bitmask must be filled again)."""
+        count, first = _count_allowed(seat.allowed)
+        stops_allowed = sum(int(seat.allowed[t // 32] >> (t % 32)) & 1 for t in self.stop_ids)
+        if count and stops_allowed == count:  # the JSON is complete: only a stop token fits
+            self._accept(seat, first)
+            return False
+        if count == 1:
+            self.stats.forced_tokens += 1
+            self._accept(seat, first)
+            return seat.result is None
+        return self._jump_forward(seat) > 0
 
     def _jump_forward(self, seat: _Seat) -> int:
         """Take the tokens of the string the grammar forces next, all but the last; how many."""
@@ -404,9 +417,15 @@ def _shared_prefix(prompts: list[list[int]]) -> int:
 
 def _count_allowed(bits: np.ndarray) -> tuple[int, int]:
     """(number of allowed tokens, the first allowed token id) of an xgrammar bitmask row."""
-    flags = np.unpackbits(bits.view(np.uint8), bitorder="little")
-    count = int(flags.sum())
-    return count, int(flags.argmax()) if count else -1
+    if hasattr(np, "bitwise_count"):  # numpy >= 2
+        count = int(np.bitwise_count(bits).sum())
+    else:
+        count = int(np.unpackbits(bits.view(np.uint8)).sum())
+    if not count:
+        return 0, -1
+    word = int(np.flatnonzero(bits)[0])
+    value = int(bits[word])
+    return count, 32 * word + (value & -value).bit_length() - 1
 
 
 __all__ = ["DecodeRow", "Decoded", "DecodeStats", "GrammarDecoder"]
