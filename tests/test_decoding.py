@@ -258,3 +258,23 @@ def test_count_allowed_reads_xgrammar_bitmasks():
     assert _count_allowed(bits) == (1, 95)
     bits[1] = np.uint32(0b1010)
     assert _count_allowed(bits) == (3, 33)
+
+
+def test_concurrent_callers_get_their_own_answers(tiny_llm_dir):
+    """Live scoring calls the shared judge from a background thread while the main thread scores."""
+    import threading
+
+    judge = tiny_judge(tiny_llm_dir, batch_size=4)
+    groups = [structured_requests(5, seed=s) for s in (30, 31, 32)]
+    expected = [[as_comparable(a) for a in judge.answer(g)] for g in groups]
+    got = [None] * len(groups)
+
+    def call(i):
+        got[i] = [as_comparable(a) for a in judge.answer(groups[i])]
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(groups))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == expected

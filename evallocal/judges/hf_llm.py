@@ -84,6 +84,7 @@ class HFLLMJudge(Judge):
         self.jump_forward = jump_forward
         self.files = {k: v for k, v in (files or {}).items() if v and v != "unverified"}
         self._lock = threading.Lock()
+        self._decoding = threading.Lock()
         self._loaded = False
         self._grammars: dict[str, Any] = {}
         # settled now, not at load time: describe() (cache keys, manifests) must not change
@@ -130,6 +131,10 @@ class HFLLMJudge(Judge):
 
     def _answer(self, requests: list[GenerateRequest]) -> list[Any]:
         self.load()
+        with self._decoding:  # one decode at a time: the decoder's buffers and the model are shared
+            return self._decode(requests)
+
+    def _decode(self, requests: list[GenerateRequest]) -> list[Any]:
         self.decoder.stats = DecodeStats()  # this call's work, retries included
         answers: list[Any] = [None] * len(requests)
         rows: list[_Row] = []
