@@ -65,7 +65,9 @@ def test_ctrl_c_then_kill_9_mid_run_then_resume_equals_an_uninterrupted_run(tmp_
     command = score_command(data, out, "--chunk-size", "20", "--no-cache")
 
     def start_and_stop_after(lines, sig):
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # a shell's background job ignores SIGINT, and children inherit that: give the run the default
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 600
         while count_lines(out) < lines and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
