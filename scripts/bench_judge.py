@@ -105,12 +105,36 @@ def check(requests, answers) -> int:
     return ok
 
 
+def random_weights_judge(shape: Path, batch_size: int):
+    """A judge over randomly initialised weights of the model in `shape` (a folder with only
+    config.json and the tokenizer files): for timing where the weights cannot travel (the GPU
+    machine takes 64 MiB). Random weights write strings to their full length: throughput, not
+    answers."""
+    import tempfile
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from evallocal.judges.hf_llm import HFLLMJudge
+
+    config = AutoConfig.from_pretrained(shape, local_files_only=True)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config)
+    folder = Path(tempfile.mkdtemp(prefix="evallocal-random-"))
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(shape, local_files_only=True).save_pretrained(folder)
+    return HFLLMJudge(folder, name=f"random-{shape.name}", max_batch_size=batch_size)
+
+
 def bench_llm(args) -> float:
     import torch
 
     from evallocal.models import resolve_judge
 
-    judge = resolve_judge(args.model, "generate", max_batch_size=args.batch_size)
+    if args.random_weights:
+        judge = random_weights_judge(Path(args.model), args.batch_size)
+    else:
+        judge = resolve_judge(args.model, "generate", max_batch_size=args.batch_size)
     requests = structured_requests(args.n)
     started = time.perf_counter()
     judge.answer(requests[:1])  # load + warm up
@@ -128,7 +152,8 @@ def bench_llm(args) -> float:
     t_single = time.perf_counter() - started
     ok_single = check(requests, single)
 
-    same = sum(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) for a, b in zip(batched, single))
+    same = sum(json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)
+               for a, b in zip(batched, single))
     print(f"requests: {len(requests)} structured, {len({r.schema_json for r in requests})} schemas; "
           f"batch size {args.batch_size}")
     print(f"(a) batched:        {len(requests) / t_batched:7.2f} req/s  ({t_batched:.1f}s, valid {ok_batched}/{len(requests)})")
@@ -184,6 +209,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, help="number of structured requests (default 256, --quick 64)")
     ap.add_argument("--model", default="smollm2-135m-instruct", help="registry name or path of the LLM judge")
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--random-weights", action="store_true",
+                    help="--model is a folder with config.json and tokenizer files only: time random weights")
     ap.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a CPU shared with other jobs)")
     ap.add_argument("--nli-pairs", type=int, help="NLI pairs for the batched NLI figure (default 512, --quick 128)")
     ap.add_argument("--skip-nli", action="store_true")
