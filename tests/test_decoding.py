@@ -278,3 +278,13 @@ def test_concurrent_callers_get_their_own_answers(tiny_llm_dir):
     for t in threads:
         t.join()
     assert got == expected
+
+
+def test_closing_padding_holes_changes_no_answer(tiny_llm_dir):
+    judge = tiny_judge(tiny_llm_dir, batch_size=5)
+    requests = structured_requests(12, seed=8)
+    expected = [as_comparable(a) for a in judge.answer(requests)]
+    assert judge.decoder.stats.compactions == 0  # the default thresholds: not on prompts this short
+    judge.decoder.compact_ratio, judge.decoder.compact_min_width = 1.0, 0  # close holes at every step
+    assert [as_comparable(a) for a in judge.answer(requests)] == expected
+    assert judge.decoder.stats.compactions >= 5
