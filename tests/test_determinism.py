@@ -27,12 +27,13 @@ def embedding_judge_available() -> str | None:
     return None
 
 
-def run_twice(tmp_path, scorers, suffix=".jsonl"):
+def run_twice(tmp_path, scorers, suffix=".jsonl", one_cache_folder=False):
+    """`one_cache_folder`: both runs share the folder (the converted GGUF model), not the judge cache."""
     outputs = []
     for hash_seed in ("1", "2"):
         out = tmp_path / f"run{hash_seed}{suffix}"
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(REPO),
-               "EVALLOCAL_CACHE": str(tmp_path / f"cache{hash_seed}")}
+        cache = tmp_path / ("cache" if one_cache_folder else f"cache{hash_seed}")
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(REPO), "EVALLOCAL_CACHE": str(cache)}
         command = [sys.executable, "-m", "evallocal", "score", str(DEMO), "--out", str(out), "--quiet", "--no-cache",
                    "--chunk-size", "5"]
         for scorer in scorers:
@@ -61,6 +62,15 @@ def test_runs_on_the_embedded_models_are_byte_identical(tmp_path):
     assert diff(m1, m2, only_identity=True) == []
     if missing:
         pytest.skip(f"completeness checked; answer relevancy not checked: {missing}")
+
+
+@pytest.mark.slow
+def test_runs_on_the_embedded_llm_are_byte_identical(tmp_path):
+    """bias on SmolLM2: continuous batching, jump-forward and shared prefixes are deterministic."""
+    first, second = run_twice(tmp_path, ["bias"], one_cache_folder=True)
+    assert first.read_bytes() == second.read_bytes()
+    rows = [json.loads(line) for line in first.read_text().splitlines()]
+    assert len(rows) == 12 and all(row["results"]["bias-scorer"]["score"] is not None for row in rows)
 
 
 def test_parquet_results_are_byte_identical(tmp_path):
