@@ -16,8 +16,8 @@ shared/notes/constrained-decoding.md and scripts/bench_judge.py):
   about 1.5 ms per step at a 49k vocabulary (~4 ms at 152k), +1-5% per step over unconstrained
   decoding on CPU; schemas compile in 5-25 ms and are cached. 8/8 valid where unconstrained
   decoding gave 0/8. Measured again by scripts/bench_judge.py --quick (SmolLM2-135M, bf16,
-  2 threads, 32 seats, 8 schemas): grammar work (bitmask fill, masking, acceptance) 12 ms per
-  forward pass, 7.9% of batched time; 64/64 and 200/200 answers valid.
+  2 threads, 32 seats, 8 schemas): grammar work (bitmask fill, masking, acceptance, forced
+  tokens) 16-19 ms per forward pass, about 7% of batched time; 64/64 and 200/200 answers valid.
 * lm-format-enforcer 0.11: valid output too (7/8, 8/8) but about 10x xgrammar's per-token
   overhead (a Python character-level parser per row), and its transformers integration does
   not import under transformers 5 (it imports a module v5 removed).
