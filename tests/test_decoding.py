@@ -3,21 +3,15 @@ batching cannot flip a greedy choice through rounding): same answers as one requ
 as transformers' generate() with xgrammar's own logits processor; rows leave and join the running
 batch; forced tokens and the stop token skip forward passes; out-of-memory back-off loses nothing."""
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from evallocal.types import GenerateRequest, JudgeFailure
 
-REPO = Path(__file__).resolve().parent.parent
+from script_loader import load_script
 
 
 def structured_requests(n, seed):
-    spec = importlib.util.spec_from_file_location("bench_judge", REPO / "scripts" / "bench_judge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.structured_requests(n, seed=seed)
+    return load_script("bench_judge").structured_requests(n, seed=seed)
 
 
 def save_tiny_model(folder, config_class, model_class, **extra):

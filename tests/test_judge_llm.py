@@ -1,24 +1,16 @@
 """The structured-generation backend: schema budgets, and SmolLM2's constrained-output promise."""
 
-import importlib.util
 import json
 import socket
 import time
-from pathlib import Path
 
 import pytest
 
 from evallocal.judges.structured import SchemaError, _check, token_budget, validate
 from evallocal.types import GenerateRequest, JudgeFailure
 
-REPO = Path(__file__).resolve().parent.parent
+from script_loader import load_script
 
-
-def bench_module():
-    spec = importlib.util.spec_from_file_location("bench_judge", REPO / "scripts" / "bench_judge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_budget_covers_the_largest_value_of_a_bounded_schema():
@@ -76,7 +68,7 @@ def smollm2():
 
 @pytest.mark.slow
 def test_200_structured_requests_all_parse_and_validate(smollm2):
-    requests = bench_module().structured_requests(200, seed=11)
+    requests = load_script("bench_judge").structured_requests(200, seed=11)
     assert len({r.schema_json for r in requests}) == 8
     started = time.perf_counter()
     answers = smollm2.answer(requests)

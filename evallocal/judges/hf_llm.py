@@ -45,13 +45,9 @@ log = logging.getLogger("evallocal.judges.hf_llm")
 
 
 @dataclass
-class _Row:
+class _Row(DecodeRow):
     index: int
-    request: GenerateRequest
-    prompt_ids: list[int]
-    budget: int
     schema: dict
-    grammar: Any
 
 
 class HFLLMJudge(Judge):
@@ -147,7 +143,7 @@ class HFLLMJudge(Judge):
         for attempt in range(2):
             if not rows:
                 break
-            decoded = self.decoder.decode([DecodeRow(r.prompt_ids, r.budget, r.grammar) for r in rows])
+            decoded = self.decoder.decode(rows)
             retry: list[_Row] = []
             for row, result in zip(rows, decoded):
                 text = self.tokenizer.decode(result.tokens, skip_special_tokens=True)
@@ -185,7 +181,7 @@ class HFLLMJudge(Judge):
                 f"prompt of {len(ids)} tokens + {budget} new tokens exceeds the model window of "
                 f"{self.window} tokens; shorten the input"
             )
-        return _Row(index, request, ids, budget, schema, grammar)
+        return _Row(ids, budget, grammar, index, schema)
 
     def _grammar(self, schema_json: str):
         grammar = self._grammars.get(schema_json)
